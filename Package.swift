@@ -1,0 +1,81 @@
+// swift-tools-version: 6.0
+// gaend: Google/Apple Exposure Notification on Linux. SPDX-License-Identifier: GPL-3.0-or-later
+
+import PackageDescription
+
+/// Every Swift target builds in Swift 6 mode with the same strictness: imports are internal unless a
+/// public API needs them, existentials are spelled `any`, and a member is visible only where its
+/// module is imported.
+let strictSwift: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "gaend",
+    products: [
+        .executable(name: "gaend", targets: ["gaend"]),
+        .executable(name: "gaenctl", targets: ["gaenctl"]),
+        .executable(name: "gaen-bench", targets: ["gaen-bench"]),
+        .library(name: "ENCore", targets: ["ENCore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
+    ],
+    targets: [
+        // C libraries from Debian, found through pkg-config. Only the wrapper modules import them.
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+        .systemLibrary(name: "CBlueZ", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
+        // What Swift cannot import from those headers: function-like macros and typed constants.
+        .target(name: "CGaendShims", dependencies: ["COpenSSL", "CDBus", "CBlueZ"]),
+
+        // Pure Swift: no C, no I/O.
+        .target(name: "ENCore", swiftSettings: strictSwift),
+        // The only libcrypto user.
+        .target(name: "ENCrypto", dependencies: ["ENCore", "COpenSSL", "CGaendShims"], swiftSettings: strictSwift),
+        // Files in the data directory: permissions, atomic replacement, checksums.
+        .target(name: "Storage", dependencies: ["ENCore", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSwift),
+        .target(
+            name: "KeySchedule",
+            dependencies: ["ENCore", "ENCrypto", "Storage", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSwift),
+        .target(
+            name: "GaenCtlCommands",
+            dependencies: [
+                "ENCore", "ENCrypto", "KeySchedule", "Storage",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSwift),
+
+        // Executables: wiring only.
+        .executableTarget(
+            name: "gaend",
+            dependencies: ["ENCore", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: strictSwift),
+        .executableTarget(name: "gaenctl", dependencies: ["GaenCtlCommands"], swiftSettings: strictSwift),
+        // The plain-C baseline the benchmark compares the Swift paths with; linked into gaen-bench only.
+        .target(name: "CGaendBench", dependencies: ["COpenSSL"]),
+        .executableTarget(
+            name: "gaen-bench",
+            dependencies: [
+                "ENCore", "ENCrypto", "CGaendBench",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSwift),
+
+        .testTarget(name: "ENCoreTests", dependencies: ["ENCore"], swiftSettings: strictSwift),
+        .testTarget(
+            name: "ENCryptoTests", dependencies: ["ENCore", "ENCrypto"], resources: [.copy("Fixtures")],
+            swiftSettings: strictSwift),
+        .testTarget(name: "StorageTests", dependencies: ["Storage"], swiftSettings: strictSwift),
+        .testTarget(
+            name: "KeyScheduleTests", dependencies: ["KeySchedule", "ENCore", "ENCrypto", "Storage"],
+            swiftSettings: strictSwift),
+        .testTarget(
+            name: "GaenCtlTests", dependencies: ["GaenCtlCommands", "gaenctl", "ENCore", "KeySchedule", "Storage"],
+            swiftSettings: strictSwift),
+    ]
+)

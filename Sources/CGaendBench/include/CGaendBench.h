@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The baseline gaen-bench compares ExposureKeyCrypto with: the libcrypto calls a plain C program
+// makes to derive RPIs, with no tricks. Linked into gaen-bench only.
+#ifndef GAEND_CGAENDBENCH_H
+#define GAEND_CGAENDBENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/// For each of `count` keys (16 bytes each in `teks`, with rolling start `starts[i]`): RPIK by
+/// EVP_PKEY HKDF-SHA256 and the 144 RPIs by one AES-128-ECB update. The XOR of every RPI is written to
+/// `xor_out` (16 bytes) so the work cannot be optimised away and can be checked against Swift's.
+/// Returns 0 on success, -1 if libcrypto failed.
+int cgaend_bench_plain_derive(const uint8_t *teks, const uint32_t *starts, size_t count, uint8_t *xor_out);
+
+#endif

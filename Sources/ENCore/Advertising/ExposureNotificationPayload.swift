@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+/// What a GAEN advertisement carries: an RPI and its AEM under the 0xFD6F service.
+public struct ExposureNotificationPayload: Hashable, Sendable {
+    /// The Exposure Notification Service UUID, 0xFD6F (little-endian on the air: 6F FD).
+    public static let serviceUUID: UInt16 = 0xFD6F
+    /// The Flags value of the frames in the captures on record: LE General Discoverable, plus the two
+    /// "simultaneous LE and BR/EDR" bits that iOS sets.
+    public static let flags: UInt8 = 0x1A
+
+    public var rpi: RollingProximityIdentifier
+    public var aem: AssociatedEncryptedMetadata
+
+    public init(rpi: RollingProximityIdentifier, aem: AssociatedEncryptedMetadata) {
+        self.rpi = rpi
+        self.aem = aem
+    }
+
+    /// The service-data value: RPI then AEM, 20 bytes.
+    public var serviceDataValue: [UInt8] { rpi.bytes.bytes + aem.array }
+
+    /// The legacy advertising frame: `02 01 1A | 03 03 6F FD | 17 16 6F FD <RPI> <AEM>`, 31 bytes with
+    /// the Flags structure or 28 without (as Android sends it).
+    public func advertisingData(includingFlags: Bool = true) -> [UInt8] {
+        var structures = [ADStructure]()
+        if includingFlags {
+            structures.append(ADStructure(type: .flags, data: [Self.flags]))
+        }
+        structures.append(ADStructure(type: .complete16BitServiceUUIDs, data: [0x6F, 0xFD]))
+        structures.append(ADStructure(type: .serviceData16BitUUID, data: [0x6F, 0xFD] + serviceDataValue))
+        return AdvertisingData(structures: structures).encoded
+    }
+
+    /// The GAEN payload in parsed advertising data, `nil` if it has no 0xFD6F service data.
+    ///
+    /// The frame is recognised by its service data alone: Android frames have no Flags and arrive as
+    /// ADV_SCAN_IND, and the UUID list is not required. The service data must be exactly 20 bytes, as
+    /// Apple's scanner requires: a shorter one has no AEM to score with, a longer one is not GAEN v1.x.
+    public init?(advertisingData: AdvertisingData) throws(AdvertisingDataError) {
+        var found: (offset: Int, value: [UInt8])?
+        for entry in try advertisingData.serviceData16() where entry.uuid == Self.serviceUUID {
+            if found != nil { throw .duplicateExposureNotificationServiceData(offset: entry.offset) }
+            found = (entry.offset, entry.value)
+        }
+        guard let found else { return nil }
+        guard found.value.count == 20 else {
+            throw .exposureNotificationServiceDataLength(offset: found.offset, length: found.value.count)
+        }
+        rpi = RollingProximityIdentifier(Bytes16(found.value[0..<16])!)
+        aem = AssociatedEncryptedMetadata(found.value[16..<20])!
+    }
+
+    /// Parses raw advertising data and extracts the GAEN payload, `nil` if the frame is not GAEN.
+    public init?(parsing bytes: some Collection<UInt8>) throws(AdvertisingDataError) {
+        try self.init(advertisingData: AdvertisingData(parsing: bytes))
+    }
+}

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+/// A wall-clock instant: milliseconds since 1970-01-01T00:00:00Z, leap seconds ignored as POSIX does.
+///
+/// Everything GAEN stores or compares across devices (interval numbers, UTC days, sighting times) is
+/// wall-clock time. Durations measured on this device come from a monotonic clock instead.
+public struct UnixTime: Hashable, Comparable, Sendable, CustomStringConvertible {
+    public var milliseconds: Int64
+
+    public init(milliseconds: Int64) {
+        self.milliseconds = milliseconds
+    }
+
+    public init(seconds: Int64) {
+        self.milliseconds = seconds * 1000
+    }
+
+    /// Whole seconds, rounded towards negative infinity.
+    public var seconds: Int64 {
+        milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000
+    }
+
+    public func adding(seconds: Int64) -> UnixTime {
+        UnixTime(milliseconds: milliseconds + seconds * 1000)
+    }
+
+    public static func < (lhs: UnixTime, rhs: UnixTime) -> Bool {
+        lhs.milliseconds < rhs.milliseconds
+    }
+
+    public var description: String { ISO8601.format(self) }
+}
+
+/// Where the current wall-clock time comes from. Production reads the system clock; tests set it.
+public protocol WallClock: Sendable {
+    func now() -> UnixTime
+}
+
+/// Civil-calendar formatting of `UnixTime` in UTC, without Foundation.
+public enum ISO8601 {
+    /// `YYYY-MM-DDTHH:MM:SSZ` (milliseconds are dropped).
+    public static func format(_ time: UnixTime) -> String {
+        let seconds = time.seconds
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let secondOfDay = seconds - days * 86_400
+        let (year, month, day) = civilDate(daysSinceEpoch: days)
+        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T"
+            + "\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay % 3600 / 60, 2)):\(pad(secondOfDay % 60, 2))Z"
+    }
+
+    /// `YYYY-MM-DD` of a day number.
+    public static func formatDate(daysSinceEpoch days: Int64) -> String {
+        let (year, month, day) = civilDate(daysSinceEpoch: days)
+        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))"
+    }
+
+    /// Proleptic Gregorian date of a day number (Howard Hinnant's `civil_from_days`).
+    public static func civilDate(daysSinceEpoch: Int64) -> (year: Int64, month: Int64, day: Int64) {
+        let z = daysSinceEpoch + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let shiftedMonth = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
+        let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+
+    private static func pad(_ value: Int64, _ width: Int) -> String {
+        let digits = String(value)
+        return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+    }
+}

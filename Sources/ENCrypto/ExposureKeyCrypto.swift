@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+public import ENCore
+
+/// The GAEN cryptography of one device or one matching task: RPIK and AEMK from a TEK, the RPIs of a
+/// key's intervals, and the AEM of a metadata value (Cryptography Specification v1.2).
+///
+/// It owns two libcrypto contexts and a scratch block buffer, so it is not `Sendable`: each task
+/// that derives makes its own. Nothing in the RPI path allocates per key or per block.
+public final class ExposureKeyCrypto {
+    private let hkdf = ZeroSaltHKDF()
+    private let ecb: AESContext
+    private let ctr: AESContext
+    /// Padded-data blocks for the last interval range asked for, reused while the start is the same
+    /// (diagnosis keys of one day share their rolling start, so this is built once a day's keys).
+    private var paddedData: UnsafeMutableRawBufferPointer
+    private var paddedDataStart: ENIntervalNumber?
+    private var paddedDataCount = 0
+
+    /// The most RPIs one call derives: a day's worth.
+    public static let maximumBatch = Int(ENIntervalNumber.perDay)
+
+    public init() throws(CryptoError) {
+        ecb = try AESContext(.ecb)
+        ctr = try AESContext(.ctr)
+        paddedData = .allocate(byteCount: Self.maximumBatch * 16, alignment: 16)
+    }
+
+    deinit {
+        paddedData.deallocate()
+    }
+
+    /// The Rolling Proximity Identifier Key: HKDF-SHA256(TEK, NULL, "EN-RPIK", 16).
+    public func rpik(for tek: Bytes16) -> RollingProximityIdentifierKey {
+        RollingProximityIdentifierKey(hkdf.expand16(hkdf.extract(tek), info: .rpik))
+    }
+
+    /// The Associated Encrypted Metadata Key: HKDF-SHA256(TEK, NULL, "EN-AEMK", 16).
+    public func aemk(for tek: Bytes16) -> AssociatedEncryptedMetadataKey {
+        AssociatedEncryptedMetadataKey(hkdf.expand16(hkdf.extract(tek), info: .aemk))
+    }
+
+    /// Both keys, sharing one HKDF-Extract.
+    public func keys(for tek: Bytes16) -> (rpik: RollingProximityIdentifierKey, aemk: AssociatedEncryptedMetadataKey) {
+        let prk = hkdf.extract(tek)
+        return (
+            RollingProximityIdentifierKey(hkdf.expand16(prk, info: .rpik)),
+            AssociatedEncryptedMetadataKey(hkdf.expand16(prk, info: .aemk))
+        )
+    }
+
+    /// Writes the RPIs of `count` consecutive intervals from `start` to `output`, encrypting all the
+    /// padded-data blocks with one AES-128-ECB call. `count` is 1...144.
+    public func rpis(
+        rpik: RollingProximityIdentifierKey, startingAt start: ENIntervalNumber, count: Int,
+        into output: UnsafeMutablePointer<RollingProximityIdentifier>
+    ) {
+        precondition((1...Self.maximumBatch).contains(count), "RPI batch of \(count) outside 1...\(Self.maximumBatch)")
+        preparePaddedData(start: start, count: count)
+        withUnsafeBytes(of: rpik.bytes.words) { key in
+            // RollingProximityIdentifier is a struct of one Bytes16: 16 contiguous bytes each.
+            ecb.encrypt(
+                key: key.baseAddress!, iv: nil, input: paddedData.baseAddress!, output: UnsafeMutableRawPointer(output),
+                count: count * 16)
+        }
+    }
+
+    /// The RPIs of `count` consecutive intervals from `start` for a TEK.
+    public func rpis(tek: Bytes16, startingAt start: ENIntervalNumber, count: Int) -> [RollingProximityIdentifier] {
+        let rpik = rpik(for: tek)
+        return [RollingProximityIdentifier](unsafeUninitializedCapacity: count) { buffer, initialized in
+            rpis(rpik: rpik, startingAt: start, count: count, into: buffer.baseAddress!)
+            initialized = count
+        }
+    }
+
+    /// The RPI of one interval.
+    public func rpi(rpik: RollingProximityIdentifierKey, interval: ENIntervalNumber) -> RollingProximityIdentifier {
+        var rpi = RollingProximityIdentifier(.zero)
+        rpis(rpik: rpik, startingAt: interval, count: 1, into: &rpi)
+        return rpi
+    }
+
+    /// Encrypts metadata into the AEM that travels with `rpi`: AES-128-CTR under the AEMK with the
+    /// RPI as the initial counter block. Decryption is the same operation: see `metadata(from:)`.
+    public func aem(
+        for metadata: BluetoothMetadata, aemk: AssociatedEncryptedMetadataKey, rpi: RollingProximityIdentifier
+    ) -> AssociatedEncryptedMetadata {
+        AssociatedEncryptedMetadata(applyKeystream(to: metadata.bytes, aemk: aemk, rpi: rpi))
+    }
+
+    /// Decrypts an AEM heard with `rpi`.
+    public func metadata(
+        from aem: AssociatedEncryptedMetadata, aemk: AssociatedEncryptedMetadataKey, rpi: RollingProximityIdentifier
+    ) -> BluetoothMetadata {
+        BluetoothMetadata(bytes: applyKeystream(to: aem.bytes, aemk: aemk, rpi: rpi))
+    }
+
+    private func applyKeystream(
+        to input: (UInt8, UInt8, UInt8, UInt8), aemk: AssociatedEncryptedMetadataKey, rpi: RollingProximityIdentifier
+    ) -> (UInt8, UInt8, UInt8, UInt8) {
+        var input = input
+        var output: (UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0)
+        withUnsafeBytes(of: aemk.bytes.words) { key in
+            withUnsafeBytes(of: rpi.bytes.words) { iv in
+                withUnsafeBytes(of: &input) { plain in
+                    withUnsafeMutableBytes(of: &output) { cipher in
+                        ctr.encrypt(
+                            key: key.baseAddress!, iv: iv.baseAddress!, input: plain.baseAddress!,
+                            output: cipher.baseAddress!, count: 4)
+                    }
+                }
+            }
+        }
+        return output
+    }
+
+    private func preparePaddedData(start: ENIntervalNumber, count: Int) {
+        if paddedDataStart == start, paddedDataCount >= count { return }
+        let base = paddedData.baseAddress!
+        for index in 0..<count {
+            RollingProximityIdentifier.writePaddedData(
+                for: ENIntervalNumber(rawValue: start.rawValue &+ UInt32(index)), to: base + index * 16)
+        }
+        paddedDataStart = start
+        paddedDataCount = count
+    }
+}

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+internal import COpenSSL
+public import ENCore
+
+/// Where new key material comes from. Production uses libcrypto's CSPRNG; tests inject a
+/// deterministic source so that a key schedule's output can be predicted.
+public protocol RandomBytesSource: Sendable {
+    /// Fills `buffer` with unpredictable bytes, or throws if none can be had.
+    func fill(_ buffer: UnsafeMutableRawBufferPointer) throws(CryptoError)
+}
+
+extension RandomBytesSource {
+    /// Sixteen fresh bytes: a new Temporary Exposure Key.
+    public func bytes16() throws(CryptoError) -> Bytes16 {
+        var block = Bytes16.zero
+        try withUnsafeMutableBytes(of: &block.words) { (raw) throws(CryptoError) in try fill(raw) }
+        return block
+    }
+}
+
+/// libcrypto's CSPRNG (`RAND_bytes`), seeded by the kernel.
+public struct SystemRandom: RandomBytesSource {
+    public init() {}
+
+    public func fill(_ buffer: UnsafeMutableRawBufferPointer) throws(CryptoError) {
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return }
+        guard RAND_bytes(base.assumingMemoryBound(to: UInt8.self), Int32(buffer.count)) == 1 else {
+            throw CryptoError.fromQueue("drawing \(buffer.count) random bytes")
+        }
+    }
+}

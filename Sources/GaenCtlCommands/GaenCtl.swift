@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+public import ArgumentParser
+import ENCore
+import Foundation
+import Glibc
+
+/// `gaenctl`: drives gaend over D-Bus, and works offline with `tools`.
+public struct GaenCtl: ParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "gaenctl",
+        abstract: "Control and inspect gaend, the Exposure Notification daemon.",
+        discussion: """
+            Exit codes: 0 ok, 1 operation failed, 2 usage, 3 daemon unreachable, 4 not authorized.
+            The commands that talk to the daemon arrive with its D-Bus service; `tools` work offline.
+            """,
+        version: GaendVersion.string,
+        subcommands: [Tools.self])
+
+    public init() {}
+
+    /// Parses `arguments` (without the program name), runs the command, and returns the exit code.
+    /// Errors are written to standard error; usage errors exit 2, as every gaenctl failure has its
+    /// own code rather than argument-parser's EX_USAGE (64).
+    public static func run(arguments: [String]) -> Int32 {
+        do {
+            var command = try parseAsRoot(arguments)
+            try command.run()
+            return GaenCtlExitCode.success.rawValue
+        } catch let error as UsageError {
+            writeError("gaenctl: \(error)")
+            return GaenCtlExitCode.usage.rawValue
+        } catch let error as OperationError {
+            writeError("gaenctl: \(error)")
+            return error.exitCode.rawValue
+        } catch {
+            let code = exitCode(for: error)
+            let message = fullMessage(for: error)
+            if code == .success {
+                if !message.isEmpty { print(message) }
+                return 0
+            }
+            writeError(message)
+            return code == .validationFailure ? GaenCtlExitCode.usage.rawValue : code.rawValue
+        }
+    }
+
+    /// Runs with the process's arguments and exits with the result.
+    public static func runAndExit() -> Never {
+        Glibc.exit(run(arguments: Array(CommandLine.arguments.dropFirst())))
+    }
+
+    static func writeError(_ message: String) {
+        FileHandle.standardError.write(Data((message + "\n").utf8))
+    }
+}
+
+/// The offline tools: no daemon, no bus.
+struct Tools: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Offline tools: derive keys, build and parse advertisements, read a data directory.",
+        subcommands: [DeriveTool.self, PayloadTool.self, ParseAdvTool.self, KeysTool.self])
+}

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+import Glibc
+
+/// Whole-file reads and crash-safe whole-file replacement.
+///
+/// A replacement is written to a temporary file in the same directory, synced, renamed over the
+/// target and the directory synced, so after a power cut the path holds either the old bytes or the
+/// new ones, never a mixture and never nothing.
+public enum AtomicFile {
+    /// Replaces the file at `path` with `bytes`, mode 0600 unless told otherwise.
+    public static func write(_ bytes: [UInt8], to path: String, mode: UInt32 = DataDirectory.fileMode) throws(FileSystemError) {
+        let directory = parentDirectory(of: path)
+        let temporary = directory + "/." + fileName(of: path) + ".tmp-\(getpid())"
+        // O_EXCL: a leftover temporary file of a crashed writer is removed and made anew, never
+        // appended to or followed through a symlink.
+        if try Syscall.status(temporary) != nil { try Syscall.unlink(temporary) }
+        let fd = try Syscall.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: mode_t(mode), doing: "creating")
+        do {
+            try bytes.withUnsafeBytes { raw in
+                Result { () throws(FileSystemError) in try Syscall.writeAll(fd, raw, path: temporary) }
+            }.get()
+            try Syscall.fsync(fd, path: temporary)
+        } catch {
+            Syscall.close(fd)
+            try? Syscall.unlink(temporary)
+            throw error
+        }
+        Syscall.close(fd)
+        do {
+            try Syscall.rename(temporary, path)
+        } catch {
+            try? Syscall.unlink(temporary)
+            throw error
+        }
+        try syncDirectory(directory)
+    }
+
+    /// The bytes of the file at `path`, or `nil` if there is no such file. Refuses files larger than
+    /// `limit`, so that a stray huge file cannot exhaust memory.
+    public static func read(_ path: String, limit: Int) throws(FileSystemError) -> [UInt8]? {
+        let fd: Int32
+        do {
+            fd = try Syscall.open(path, O_RDONLY | O_NOFOLLOW, doing: "opening")
+        } catch where error.isNotFound {
+            return nil
+        }
+        defer { Syscall.close(fd) }
+        return try Syscall.readAll(fd, limit: limit, path: path)
+    }
+
+    /// Copies the file at `from` to `to` (replacing it atomically), keeping a record of bytes that are
+    /// about to be rewritten.
+    public static func copy(_ from: String, to: String, limit: Int) throws(FileSystemError) {
+        guard let bytes = try read(from, limit: limit) else {
+            throw FileSystemError(operation: "copying", path: from, errno: ENOENT)
+        }
+        try write(bytes, to: to)
+    }
+
+    /// Removes the file at `path`; a missing file is not an error.
+    public static func remove(_ path: String) throws(FileSystemError) {
+        do {
+            try Syscall.unlink(path)
+        } catch where error.isNotFound {
+        }
+    }
+
+    /// Syncs a directory so that a rename or a new entry in it survives a power cut.
+    public static func syncDirectory(_ path: String) throws(FileSystemError) {
+        let fd = try Syscall.open(path, O_RDONLY | O_DIRECTORY, doing: "opening directory")
+        defer { Syscall.close(fd) }
+        try Syscall.fsync(fd, path: path)
+    }
+
+    /// The permission bits of the file at `path`, or `nil` if it does not exist.
+    public static func mode(of path: String) throws(FileSystemError) -> UInt32? {
+        guard let info = try Syscall.status(path) else { return nil }
+        return UInt32(info.st_mode & 0o7777)
+    }
+
+    static func parentDirectory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    static func fileName(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return path }
+        return String(path[path.index(after: slash)...])
+    }
+}

@@ -1,0 +1,13 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+import ArgumentParser
+
+/// `gaen-bench`: benchmarks that print figures. Tests assert behaviour; this measures speed.
+/// Run it in release mode: `swift run -c release gaen-bench crypto`.
+@main
+struct GaenBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gaen-bench",
+        abstract: "Print throughput figures for gaend's hot paths.",
+        subcommands: [CryptoBench.self])
+}

@@ -1,0 +1,6 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// gaenctl: wiring only; the commands live in GaenCtlCommands.
+
+import GaenCtlCommands
+
+GaenCtl.runAndExit()
