@@ -66,16 +66,30 @@ let package = Package(
             ],
             swiftSettings: strictSwift),
 
+        // Fakes and fixtures the test targets share: an injected clock, a predictable random source,
+        // temporary directories.
+        .target(
+            name: "GaendTestSupport", dependencies: ["ENCore", "ENCrypto"], path: "Tests/TestSupport",
+            swiftSettings: strictSwift),
         .testTarget(name: "ENCoreTests", dependencies: ["ENCore"], swiftSettings: strictSwift),
         .testTarget(
             name: "ENCryptoTests", dependencies: ["ENCore", "ENCrypto"], resources: [.copy("Fixtures")],
             swiftSettings: strictSwift),
-        .testTarget(name: "StorageTests", dependencies: ["Storage"], swiftSettings: strictSwift),
+        .testTarget(name: "StorageTests", dependencies: ["Storage", "GaendTestSupport"], swiftSettings: strictSwift),
         .testTarget(
-            name: "KeyScheduleTests", dependencies: ["KeySchedule", "ENCore", "ENCrypto", "Storage"],
+            name: "KeyScheduleTests",
+            dependencies: [
+                "KeySchedule", "ENCore", "ENCrypto", "Storage", "GaendTestSupport",
+                .product(name: "InMemoryLogging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSwift),
         .testTarget(
-            name: "GaenCtlTests", dependencies: ["GaenCtlCommands", "gaenctl", "ENCore", "KeySchedule", "Storage"],
+            name: "GaenCtlTests",
+            dependencies: [
+                "GaenCtlCommands", "gaenctl", "gaend", "ENCore", "KeySchedule", "Storage", "GaendTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSwift),
     ]
 )

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+public import ENCore
+public import ENCrypto
+import Synchronization
+
+/// A wall clock the test sets and advances.
+public final class ManualClock: WallClock {
+    private let time: Mutex<UnixTime>
+
+    public init(_ time: UnixTime) {
+        self.time = Mutex(time)
+    }
+
+    public func now() -> UnixTime { time.withLock { $0 } }
+
+    public func set(_ newTime: UnixTime) { time.withLock { $0 = newTime } }
+
+    public func advance(seconds: Int64) { time.withLock { $0 = $0.adding(seconds: seconds) } }
+}
+
+/// Key bytes 00 00 ... n: predictable, and different for every key.
+public final class CountingRandom: RandomBytesSource {
+    private let counter = Mutex<UInt8>(0)
+
+    public init() {}
+
+    public func fill(_ buffer: UnsafeMutableRawBufferPointer) throws(CryptoError) {
+        let value = counter.withLock { count in
+            count &+= 1
+            return count
+        }
+        for index in buffer.indices { buffer[index] = 0 }
+        buffer[buffer.count - 1] = value
+    }
+}
+
+/// A random source that has run dry.
+public struct FailingRandom: RandomBytesSource {
+    public init() {}
+
+    public func fill(_ buffer: UnsafeMutableRawBufferPointer) throws(CryptoError) {
+        throw CryptoError(operation: "drawing random bytes", reason: "entropy source unavailable")
+    }
+}
+
+extension UnixTime {
+    /// 2020-04-02T00:00:00Z, interval 2642976: the vectors' key day.
+    public static let vectorDay = UnixTime(seconds: 1_585_785_600)
+}

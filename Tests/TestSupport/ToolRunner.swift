@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+public import Foundation
+
+/// Runs one of the package's executables as a user would, and captures what it printed.
+public struct ToolRun: Sendable {
+    public var status: Int32
+    public var standardOutput: String
+    public var standardError: String
+}
+
+public enum ToolRunner {
+    /// The directory the package's products are built into: the test runner lives there too.
+    public static func productsDirectory() throws -> URL {
+        let runner = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var directory = runner.deletingLastPathComponent()
+        // On some platforms the runner is inside an .xctest bundle.
+        while directory.pathExtension == "xctest" || directory.lastPathComponent == "MacOS"
+            || directory.lastPathComponent == "Contents"
+        {
+            directory.deleteLastPathComponent()
+        }
+        return directory
+    }
+
+    /// Runs `tool` (e.g. "gaenctl") with `arguments` and waits for it to exit.
+    public static func run(_ tool: String, _ arguments: [String]) throws -> ToolRun {
+        let executable = try productsDirectory().appendingPathComponent(tool)
+        guard FileManager.default.isExecutableFile(atPath: executable.path) else {
+            throw ToolRunnerError(message: "\(tool) is not built at \(executable.path)")
+        }
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        let output = Pipe()
+        let error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        // Read both pipes to the end before waiting, so a chatty tool cannot block on a full pipe.
+        let outputData = output.fileHandleForReading.readDataToEndOfFile()
+        let errorData = error.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return ToolRun(
+            status: process.terminationStatus, standardOutput: String(decoding: outputData, as: UTF8.self),
+            standardError: String(decoding: errorData, as: UTF8.self))
+    }
+}
+
+public struct ToolRunnerError: Error, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
+}
