@@ -1,0 +1,58 @@
+# gaend: the targets a new user runs. `make check` is what CI runs (.ci/run).
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+SWIFT ?= swift
+BINDIR = $(DESTDIR)$(PREFIX)/bin
+
+# Debian packages the build needs: the C libraries (through pkg-config) and pkg-config itself.
+APT_PACKAGES = pkg-config libssl-dev libdbus-1-dev libbluetooth-dev
+
+PRODUCTS = gaend gaenctl
+
+.PHONY: all deps build check test bench install uninstall clean
+
+all: build
+
+# Installs the Debian packages when run as root; otherwise prints the exact command and fails.
+deps:
+	@missing=""; \
+	for package in $(APT_PACKAGES); do \
+		dpkg-query -W -f='$${Status}' $$package 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$package"; \
+	done; \
+	if [ -z "$$missing" ]; then echo "deps: all Debian packages present ($(APT_PACKAGES))"; exit 0; fi; \
+	if [ "$$(id -u)" = "0" ]; then \
+		echo "deps: installing$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	else \
+		echo "deps: missing Debian packages:$$missing"; \
+		echo "deps: run: sudo apt-get install -y$$missing"; \
+		exit 1; \
+	fi
+
+# Release binaries in .build/release.
+build: deps
+	$(SWIFT) build -c release --product gaend
+	$(SWIFT) build -c release --product gaenctl
+
+# Everything CI proves: dependencies, a debug build of every target, and all tests.
+check: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+test: check
+
+# Benchmarks print figures; they are not tests.
+bench: deps
+	$(SWIFT) run -c release gaen-bench crypto
+
+install: build
+	install -d $(BINDIR)
+	for product in $(PRODUCTS); do install -m 0755 .build/release/$$product $(BINDIR)/$$product; done
+
+uninstall:
+	for product in $(PRODUCTS); do rm -f $(BINDIR)/$$product; done
+
+clean:
+	$(SWIFT) package clean
