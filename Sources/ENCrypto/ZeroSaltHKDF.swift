@@ -35,7 +35,7 @@ struct ZeroSaltHKDF: @unchecked Sendable {
         var digest = PseudorandomKey()
         withUnsafeMutableBytes(of: &digest.bytes) { prk in
             var context = innerAfterPad
-            inputKey.withUnsafeBytes { SHA256_Update(&context, $0.baseAddress, 16) }
+            _ = inputKey.withUnsafeBytes { SHA256_Update(&context, $0.baseAddress, 16) }
             SHA256_Final(prk.baseAddress!.assumingMemoryBound(to: UInt8.self), &context)
             context = outerAfterPad
             SHA256_Update(&context, prk.baseAddress, 32)
@@ -57,7 +57,7 @@ struct ZeroSaltHKDF: @unchecked Sendable {
                     Self.fillPad(pad, key: key, with: 0x36)
                     SHA256_Init(&context)
                     SHA256_Update(&context, pad.baseAddress, 64)
-                    info.withMessage { SHA256_Update(&context, $0.baseAddress, $0.count) }
+                    _ = info.withMessage { SHA256_Update(&context, $0.baseAddress, $0.count) }
                     SHA256_Final(out, &context)
                     Self.fillPad(pad, key: key, with: 0x5C)
                     SHA256_Init(&context)

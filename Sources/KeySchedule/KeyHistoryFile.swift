@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ENCore
+import ENCore
 import Storage
 
 /// The on-disk form of the TEK history: `<data-dir>/tek-history`, replaced atomically on each change.

@@ -27,7 +27,7 @@ import Testing
         clock.advance(seconds: 86_400 + 3600)
         _ = try await schedule.currentKey()
         _ = try await schedule.releaseDiagnosisKeys()
-        return try await schedule.history()
+        return await schedule.history()
     }
 
     @Test func listsTheStoredHistoryAndChangesNothing() async throws {
