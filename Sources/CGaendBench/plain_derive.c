@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "CGaendBench.h"
+#include "fold.h"
 
 #include <string.h>
 #include <openssl/evp.h>
@@ -39,7 +40,7 @@ int cgaend_bench_plain_derive(const uint8_t *teks, const uint32_t *starts, size_
             status = -1;
             break;
         }
-        for (int i = 0; i < 144 * 16; i++) xor_out[i % 16] ^= rpis[i];
+        fold(rpis, xor_out);
     }
     EVP_CIPHER_CTX_free(cipher);
     return status;

@@ -21,9 +21,15 @@ public final class ExposureKeyCrypto {
     public static let maximumBatch = Int(ENIntervalNumber.perDay)
 
     public init() throws(CryptoError) {
+        // The batch call writes RPIs straight into the caller's buffer as 16-byte blocks.
+        precondition(MemoryLayout<RollingProximityIdentifier>.stride == 16, "RPIs must be 16 contiguous bytes")
         ecb = try AESContext(.ecb)
         ctr = try AESContext(.ctr)
         paddedData = .allocate(byteCount: Self.maximumBatch * 16, alignment: 16)
+        // Every block starts with the same 12 bytes; only the interval numbers change later.
+        for index in 0..<Self.maximumBatch {
+            RollingProximityIdentifier.writePaddedData(for: ENIntervalNumber(rawValue: 0), to: paddedData.baseAddress! + index * 16)
+        }
     }
 
     deinit {
@@ -115,12 +121,16 @@ public final class ExposureKeyCrypto {
         return output
     }
 
+    /// Writes the interval numbers of `count` blocks from `start` into the padded-data buffer, whose
+    /// constant prefixes were written at init. Keys of one day share the start, so mostly this
+    /// returns at once.
     private func preparePaddedData(start: ENIntervalNumber, count: Int) {
         if paddedDataStart == start, paddedDataCount >= count { return }
-        let base = paddedData.baseAddress!
+        let base = paddedData.baseAddress! + 12
+        var interval = start.rawValue
         for index in 0..<count {
-            RollingProximityIdentifier.writePaddedData(
-                for: ENIntervalNumber(rawValue: start.rawValue &+ UInt32(index)), to: base + index * 16)
+            base.storeBytes(of: interval.littleEndian, toByteOffset: index * 16, as: UInt32.self)
+            interval &+= 1
         }
         paddedDataStart = start
         paddedDataCount = count

@@ -33,65 +33,61 @@ struct ZeroSaltHKDF: @unchecked Sendable {
     /// HKDF-Extract: the pseudorandom key of `inputKey` (HMAC-SHA256 with the zero salt as its key).
     func extract(_ inputKey: Bytes16) -> PseudorandomKey {
         var digest = PseudorandomKey()
-        withUnsafeMutableBytes(of: &digest.bytes) { prk in
+        withUnsafeMutableBytes(of: &digest.words) { prk in
+            let out = prk.baseAddress!.assumingMemoryBound(to: UInt8.self)
             var context = innerAfterPad
-            _ = inputKey.withUnsafeBytes { SHA256_Update(&context, $0.baseAddress, 16) }
-            SHA256_Final(prk.baseAddress!.assumingMemoryBound(to: UInt8.self), &context)
+            var key = inputKey.words
+            _ = withUnsafeBytes(of: &key) { SHA256_Update(&context, $0.baseAddress, 16) }
+            SHA256_Final(out, &context)
             context = outerAfterPad
-            SHA256_Update(&context, prk.baseAddress, 32)
-            SHA256_Final(prk.baseAddress!.assumingMemoryBound(to: UInt8.self), &context)
+            SHA256_Update(&context, out, 32)
+            SHA256_Final(out, &context)
         }
         return digest
     }
 
     /// HKDF-Expand to 16 bytes: the first half of HMAC-SHA256(prk, info || 0x01).
     func expand16(_ prk: PseudorandomKey, info: ExpandInfo) -> Bytes16 {
-        var prk = prk
-        return withUnsafeBytes(of: &prk.bytes) { key in
-            var pad = (Bytes16.zero, Bytes16.zero, Bytes16.zero, Bytes16.zero)
-            var digest = (Bytes16.zero, Bytes16.zero)
-            return withUnsafeMutableBytes(of: &pad) { pad in
-                withUnsafeMutableBytes(of: &digest) { digest in
-                    let out = digest.baseAddress!.assumingMemoryBound(to: UInt8.self)
-                    var context = SHA256_CTX()
-                    Self.fillPad(pad, key: key, with: 0x36)
-                    SHA256_Init(&context)
-                    SHA256_Update(&context, pad.baseAddress, 64)
-                    _ = info.withMessage { SHA256_Update(&context, $0.baseAddress, $0.count) }
-                    SHA256_Final(out, &context)
-                    Self.fillPad(pad, key: key, with: 0x5C)
-                    SHA256_Init(&context)
-                    SHA256_Update(&context, pad.baseAddress, 64)
-                    SHA256_Update(&context, out, 32)
-                    SHA256_Final(out, &context)
-                    return Bytes16(loadingFrom: UnsafeRawPointer(out))
-                }
-            }
+        // The HMAC pads of a 32-byte key, built a word at a time: key XOR 0x36.., then 32 bytes of 0x36.
+        let inner: UInt64 = 0x3636_3636_3636_3636
+        let outer: UInt64 = 0x5C5C_5C5C_5C5C_5C5C
+        let k = prk.words
+        var pad = (k.0 ^ inner, k.1 ^ inner, k.2 ^ inner, k.3 ^ inner, inner, inner, inner, inner)
+        var message = info.message
+        var digest = PseudorandomKey()
+        withUnsafeMutableBytes(of: &digest.words) { digestBytes in
+            let out = digestBytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            var context = SHA256_CTX()
+            SHA256_Init(&context)
+            _ = withUnsafeBytes(of: &pad) { SHA256_Update(&context, $0.baseAddress, 64) }
+            _ = withUnsafeBytes(of: &message) { SHA256_Update(&context, $0.baseAddress, 8) }
+            SHA256_Final(out, &context)
+            pad = (k.0 ^ outer, k.1 ^ outer, k.2 ^ outer, k.3 ^ outer, outer, outer, outer, outer)
+            SHA256_Init(&context)
+            _ = withUnsafeBytes(of: &pad) { SHA256_Update(&context, $0.baseAddress, 64) }
+            SHA256_Update(&context, out, 32)
+            SHA256_Final(out, &context)
         }
+        return Bytes16(words: (digest.words.0, digest.words.1))
     }
 
-    /// The 64-byte HMAC pad of a 32-byte key.
-    private static func fillPad(_ pad: UnsafeMutableRawBufferPointer, key: UnsafeRawBufferPointer, with value: UInt8) {
-        for index in 0..<32 { pad[index] = key[index] ^ value }
-        for index in 32..<64 { pad[index] = value }
-    }
-
-    /// The 32-byte output of HKDF-Extract.
+    /// The 32-byte output of HKDF-Extract, as four words in memory order.
     struct PseudorandomKey {
-        var bytes: (Bytes16, Bytes16) = (.zero, .zero)
+        var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
     }
 
-    /// An info string with HKDF-Expand's block counter 0x01 appended: the whole message of the one
-    /// HMAC a 16-byte output needs.
+    /// A 7-byte info string with HKDF-Expand's block counter 0x01 appended: the whole message of the
+    /// one HMAC a 16-byte output needs, held as one word so that nothing is looked up per key.
     struct ExpandInfo: Sendable {
-        private let message: [UInt8]
+        let message: UInt64
 
-        init(_ info: String) {
-            message = Array(info.utf8) + [0x01]
-        }
-
-        func withMessage<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
-            message.withUnsafeBytes(body)
+        init(_ info: StaticString) {
+            precondition(info.utf8CodeUnitCount == 7, "GAEN's HKDF infos are 7 bytes")
+            var bytes = (UInt8(0), UInt8(0), UInt8(0), UInt8(0), UInt8(0), UInt8(0), UInt8(0), UInt8(0x01))
+            withUnsafeMutableBytes(of: &bytes) { raw in
+                for index in 0..<7 { raw[index] = info.utf8Start[index] }
+            }
+            message = withUnsafeBytes(of: bytes) { $0.loadUnaligned(as: UInt64.self) }
         }
 
         /// "EN-RPIK": the info for the Rolling Proximity Identifier Key.
