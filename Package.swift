@@ -42,6 +42,11 @@ let package = Package(
             name: "KeySchedule",
             dependencies: ["ENCore", "ENCrypto", "Storage", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSwift),
+        // The append-only contact log: day segments, recovery, retention, the matching index.
+        .target(
+            name: "ContactLog",
+            dependencies: ["ENCore", "Storage", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSwift),
         .target(
             name: "GaenCtlCommands",
             dependencies: [
@@ -80,6 +85,14 @@ let package = Package(
             name: "KeyScheduleTests",
             dependencies: [
                 "KeySchedule", "ENCore", "ENCrypto", "Storage", "GaendTestSupport",
+                .product(name: "InMemoryLogging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift),
+        .testTarget(
+            name: "ContactLogTests",
+            dependencies: [
+                "ContactLog", "ENCore", "Storage", "GaendTestSupport",
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "Logging", package: "swift-log"),
             ],

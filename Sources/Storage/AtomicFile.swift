@@ -58,6 +58,12 @@ public enum AtomicFile {
         try write(bytes, to: to)
     }
 
+    /// Renames `from` to `to` in the same file system and syncs the directory.
+    public static func move(_ from: String, to: String) throws(FileSystemError) {
+        try Syscall.rename(from, to)
+        try syncDirectory(parentDirectory(of: to))
+    }
+
     /// Removes the file at `path`; a missing file is not an error.
     public static func remove(_ path: String) throws(FileSystemError) {
         do {
@@ -71,6 +77,14 @@ public enum AtomicFile {
         let fd = try Syscall.open(path, O_RDONLY | O_DIRECTORY, doing: "opening directory")
         defer { Syscall.close(fd) }
         try Syscall.fsync(fd, path: path)
+    }
+
+    /// The size in bytes of the file at `path`.
+    public static func size(of path: String) throws(FileSystemError) -> Int64 {
+        guard let info = try Syscall.status(path) else {
+            throw FileSystemError(operation: "inspecting", path: path, errno: ENOENT)
+        }
+        return Int64(info.st_size)
     }
 
     /// The permission bits of the file at `path`, or `nil` if it does not exist.

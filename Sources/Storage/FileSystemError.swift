@@ -22,6 +22,9 @@ public struct FileSystemError: Error, Equatable, Sendable, CustomStringConvertib
     /// Whether the failure is ENOENT: the path does not exist.
     public var isNotFound: Bool { errno == ENOENT }
 
+    /// Whether the failure is a lock held by another process (EWOULDBLOCK).
+    public var isLockHeld: Bool { errno == EWOULDBLOCK }
+
     public var description: String {
         var text = "\(operation) \(path): "
         if errno != 0 {

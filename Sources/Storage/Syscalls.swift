@@ -45,6 +45,62 @@ enum Syscall {
         }
     }
 
+    /// Reads up to `count` bytes at `offset` into `buffer`; fewer only at the end of the file.
+    static func pread(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, offset: Int64, path: String) throws(FileSystemError) -> Int {
+        var total = 0
+        while total < buffer.count {
+            let count = Glibc.pread(fd, buffer.baseAddress! + total, buffer.count - total, off_t(offset) + off_t(total))
+            if count < 0 {
+                if Glibc.errno == EINTR { continue }
+                throw FileSystemError(operation: "reading", path: path, errno: Glibc.errno)
+            }
+            if count == 0 { break }
+            total += count
+        }
+        return total
+    }
+
+    static func ftruncate(_ fd: Int32, length: Int64, path: String) throws(FileSystemError) {
+        while Glibc.ftruncate(fd, off_t(length)) != 0 {
+            if Glibc.errno == EINTR { continue }
+            throw FileSystemError(operation: "truncating", path: path, errno: Glibc.errno)
+        }
+    }
+
+    static func fstatSize(_ fd: Int32, path: String) throws(FileSystemError) -> Int64 {
+        var info = stat()
+        guard Glibc.fstat(fd, &info) == 0 else {
+            throw FileSystemError(operation: "inspecting", path: path, errno: Glibc.errno)
+        }
+        return Int64(info.st_size)
+    }
+
+    /// An exclusive advisory lock that fails at once if another process holds it.
+    static func lockExclusive(_ fd: Int32, path: String) throws(FileSystemError) {
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            if Glibc.errno == EINTR { continue }
+            throw FileSystemError(
+                operation: "locking", path: path, errno: Glibc.errno,
+                detail: Glibc.errno == EWOULDBLOCK ? "another process holds it" : nil)
+        }
+    }
+
+    /// The names in a directory, without "." and "..".
+    static func listDirectory(_ path: String) throws(FileSystemError) -> [String] {
+        guard let directory = opendir(path) else {
+            throw FileSystemError(operation: "listing", path: path, errno: Glibc.errno)
+        }
+        defer { closedir(directory) }
+        var names = [String]()
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names.sorted()
+    }
+
     static func fsync(_ fd: Int32, path: String) throws(FileSystemError) {
         while Glibc.fsync(fd) != 0 {
             if Glibc.errno == EINTR { continue }

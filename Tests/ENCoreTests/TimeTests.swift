@@ -58,3 +58,21 @@ import Testing
         #expect(ISO8601.format(UnixTime(seconds: seconds)) == text)
     }
 }
+
+@Suite struct DateParsingTests {
+    @Test func parsesAndRoundTripsDays() throws {
+        for days in stride(from: Int64(-800_000), through: 800_000, by: 997) {
+            let text = ISO8601.formatDate(daysSinceEpoch: days)
+            if days >= -719_162, days < 2_932_897 {  // years 0001...9999 have four digits
+                #expect(UTCDay(parsing: text)?.daysSinceEpoch == days, "\(text)")
+            }
+        }
+        #expect(UTCDay(parsing: "2020-04-02")?.daysSinceEpoch == 18_354)
+        #expect(UTCDay(parsing: "2020-02-29")?.daysSinceEpoch == 18_321)
+    }
+
+    @Test(arguments: ["2021-02-29", "2020-13-01", "2020-00-10", "2020-04-31", "20-04-02", "2020/04/02", "2020-4-02", "", "yyyy-mm-dd"])
+    func rejectsWhatIsNotADate(text: String) {
+        #expect(UTCDay(parsing: text) == nil)
+    }
+}

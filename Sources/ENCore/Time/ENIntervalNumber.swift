@@ -71,6 +71,12 @@ public struct UTCDay: Hashable, Comparable, Strideable, Sendable, CustomStringCo
         daysSinceEpoch = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
     }
 
+    /// The day written `YYYY-MM-DD`, or `nil` if the text is not a valid date.
+    public init?(parsing text: some StringProtocol) {
+        guard let days = ISO8601.parseDate(text) else { return nil }
+        daysSinceEpoch = days
+    }
+
     /// Midnight UTC at the start of the day.
     public var start: UnixTime { UnixTime(seconds: daysSinceEpoch * 86_400) }
 

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+import ENCore
+import Storage
+
+/// The byte layout of a day segment, `contacts/YYYY-MM-DD.log` (docs/contact-log.md has it as a table).
+///
+/// A segment is a 48-byte header and then 48-byte records, each carrying its own CRC-32C, so that any
+/// record can be judged on its own: whole and valid, or not there. Times are stored as milliseconds
+/// from the segment day's UTC midnight, which is what keeps a record within 48 bytes.
+enum SegmentFormat {
+    static let magic: [UInt8] = Array("GAENCLOG".utf8)
+    static let version: UInt16 = 1
+    static let recordSize = 48
+    static let headerSize = 48
+    /// Bytes a record's checksum covers.
+    static let checkedSize = 44
+
+    static let millisecondsPerDay: Int64 = 86_400_000
+    /// The longest a window or an aggregate may last; longer means a broken clock or a broken caller.
+    static let maximumSpanMilliseconds: Int64 = 3_600_000
+    /// Stored in the previous-scan-end field when it is unknown (or too far back to store).
+    static let unknownPreviousScanEnd = Int32.min
+
+    enum RecordType: UInt8 {
+        case aggregate = 1
+        case scanWindow = 2
+    }
+
+    /// Aggregate flag: no report had a valid RSSI, so maximum and sum mean nothing.
+    static let flagNoValidRSSI: UInt8 = 0x01
+
+    // MARK: Header
+
+    static func header(for day: UTCDay) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: headerSize)
+        bytes.withUnsafeMutableBytes { raw in
+            for (index, byte) in magic.enumerated() { raw[index] = byte }
+            raw.storeBytes(of: version.littleEndian, toByteOffset: 8, as: UInt16.self)
+            raw.storeBytes(of: UInt16(recordSize).littleEndian, toByteOffset: 10, as: UInt16.self)
+            raw.storeBytes(of: Int32(truncatingIfNeeded: day.daysSinceEpoch).littleEndian, toByteOffset: 12, as: Int32.self)
+            let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[0..<checkedSize]))
+            raw.storeBytes(of: crc.littleEndian, toByteOffset: checkedSize, as: UInt32.self)
+        }
+        return bytes
+    }
+
+    enum HeaderProblem: Error, Equatable, CustomStringConvertible {
+        case tooShort(Int)
+        case badMagic
+        case badChecksum
+        case unsupportedVersion(UInt16)
+        case unsupportedRecordSize(UInt16)
+        case dayMismatch(file: Int64, header: Int64)
+
+        var description: String {
+            switch self {
+            case .tooShort(let count): return "\(count) bytes, shorter than the 48-byte header"
+            case .badMagic: return "it does not start with the magic GAENCLOG"
+            case .badChecksum: return "the header checksum does not match"
+            case .unsupportedVersion(let version): return "format version \(version), newer than this gaend reads (1)"
+            case .unsupportedRecordSize(let size): return "record size \(size), not 48"
+            case .dayMismatch(let file, let header):
+                return "the header says day \(ISO8601.formatDate(daysSinceEpoch: header)) but the file is named for \(ISO8601.formatDate(daysSinceEpoch: file))"
+            }
+        }
+    }
+
+    /// Checks a header read from a file named for `day`.
+    static func checkHeader(_ raw: UnsafeRawBufferPointer, day: UTCDay) -> HeaderProblem? {
+        guard raw.count >= headerSize else { return .tooShort(raw.count) }
+        guard raw.prefix(8).elementsEqual(magic) else { return .badMagic }
+        let crc = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: checkedSize, as: UInt32.self))
+        guard crc == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[0..<checkedSize])) else { return .badChecksum }
+        let version = UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt16.self))
+        guard version == Self.version else { return .unsupportedVersion(version) }
+        let size = UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: 10, as: UInt16.self))
+        guard size == recordSize else { return .unsupportedRecordSize(size) }
+        let headerDay = Int64(Int32(littleEndian: raw.loadUnaligned(fromByteOffset: 12, as: Int32.self)))
+        guard headerDay == day.daysSinceEpoch else { return .dayMismatch(file: day.daysSinceEpoch, header: headerDay) }
+        return nil
+    }
+
+    // MARK: File names
+
+    static let fileSuffix = ".log"
+
+    static func fileName(for day: UTCDay) -> String { "\(day)\(fileSuffix)" }
+
+    /// The day of a segment file name, `nil` for any other name.
+    static func day(ofFileName name: String) -> UTCDay? {
+        guard name.hasSuffix(fileSuffix) else { return nil }
+        return UTCDay(parsing: name.dropLast(fileSuffix.count))
+    }
+}

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+public import ENCore
+
+/// Counts of what the log holds, per UTC day and per UTC hour. No identifiers: this is what an
+/// owner or an administrator may look at without learning whom the device met.
+public struct ContactLogStatistics: Sendable {
+    public struct Counts: Hashable, Sendable {
+        /// (window, RPI) aggregates.
+        public var aggregates = 0
+        /// Distinct RPIs.
+        public var distinctRPIs = 0
+        public var scanWindows = 0
+        /// GAEN advertising reports, summed over the aggregates.
+        public var reports = 0
+        /// Every advertising report the scan windows saw, GAEN or not.
+        public var scanReports = 0
+        /// Time spent listening, summed over the scan windows (monotonic clock), milliseconds.
+        public var listeningMilliseconds: Int64 = 0
+
+        public init() {}
+
+        mutating func add(_ window: ScanWindowRecord) {
+            scanWindows += 1
+            scanReports += Int(window.reports)
+            listeningMilliseconds += Int64(window.monotonicMilliseconds)
+        }
+    }
+
+    public var days: [UTCDay: Counts] = [:]
+    /// Keyed by the hour's start.
+    public var hours: [UnixTime: Counts] = [:]
+    /// The segments read, with their health.
+    public var segments: [SegmentReport] = []
+
+    /// Counts the days in `range` (all if `nil`).
+    public init(reader: ContactLogReader, days range: ClosedRange<UTCDay>? = nil) throws(ContactLogError) {
+        var dayRPIs: [UTCDay: Set<Bytes16>] = [:]
+        var hourRPIs: [UnixTime: Set<Bytes16>] = [:]
+        segments = try reader.forEachRecord(in: range) { record in
+            switch record {
+            case .aggregate(let aggregate):
+                let day = aggregate.day
+                let hour = Self.hour(of: aggregate.firstSeen)
+                days[day, default: Counts()].aggregates += 1
+                days[day, default: Counts()].reports += Int(aggregate.reports)
+                hours[hour, default: Counts()].aggregates += 1
+                hours[hour, default: Counts()].reports += Int(aggregate.reports)
+                dayRPIs[day, default: []].insert(aggregate.rpi.bytes)
+                hourRPIs[hour, default: []].insert(aggregate.rpi.bytes)
+            case .scanWindow(let window):
+                days[window.day, default: Counts()].add(window)
+                hours[Self.hour(of: window.start), default: Counts()].add(window)
+            }
+        }
+        for (day, rpis) in dayRPIs { days[day]?.distinctRPIs = rpis.count }
+        for (hour, rpis) in hourRPIs { hours[hour]?.distinctRPIs = rpis.count }
+    }
+
+    static func hour(of time: UnixTime) -> UnixTime {
+        let seconds = time.seconds
+        return UnixTime(seconds: seconds - ((seconds % 3600) + 3600) % 3600)
+    }
+}

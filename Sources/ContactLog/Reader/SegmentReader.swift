@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+import ENCore
+import Storage
+
+/// Reads one day segment from start to end, handing each intact in-day record to a visitor and
+/// reporting everything else. Changes nothing on disk.
+enum SegmentReader {
+    /// Records are read in chunks of this many bytes (a multiple of the record size).
+    static let chunkSize = SegmentFormat.recordSize * 65_536
+
+    /// A record as the visitor sees it: 48 bytes at `raw`, valid until the visitor returns.
+    struct RawRecord {
+        var raw: UnsafeRawPointer
+        var type: SegmentFormat.RecordType
+        var offset: Int64
+    }
+
+    /// Scans the segment of `day` at `path`.
+    ///
+    /// - Parameter visit: called for each intact record whose times fall in the day, in file order.
+    static func scan(path: String, day: UTCDay, visit: (RawRecord) -> Void) -> SegmentReport {
+        let file: AppendOnlyFile
+        var report = SegmentReport(day: day, path: path, size: 0)
+        do {
+            file = try AppendOnlyFile(path: path, mode: .readOnly)
+            report.size = try file.size()
+        } catch {
+            report.unreadable = "\(error)"
+            return report
+        }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
+        defer { buffer.deallocate() }
+
+        do {
+            let headerCount = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<SegmentFormat.headerSize]), at: 0)
+            if let problem = SegmentFormat.checkHeader(UnsafeRawBufferPointer(rebasing: buffer[0..<headerCount]), day: day) {
+                report.unreadable = "\(path): \(problem)"
+                return report
+            }
+        } catch {
+            report.unreadable = "\(error)"
+            return report
+        }
+
+        // Damaged records are held back until an intact one follows: only then are they "in the
+        // middle". Whatever is still held at the end is the torn tail.
+        var pending = [SegmentReport.Problem]()
+        var intactEnd = Int64(SegmentFormat.headerSize)
+        var offset = Int64(SegmentFormat.headerSize)
+        while offset < report.size {
+            let count: Int
+            do {
+                count = try file.read(into: buffer, at: offset)
+            } catch {
+                report.unreadable = "\(error)"
+                return report
+            }
+            if count == 0 { break }
+            let whole = count / SegmentFormat.recordSize
+            for index in 0..<whole {
+                let recordOffset = offset + Int64(index * SegmentFormat.recordSize)
+                let raw = UnsafeRawPointer(buffer.baseAddress! + index * SegmentFormat.recordSize)
+                guard RecordCodec.isIntact(raw), let type = SegmentFormat.RecordType(rawValue: raw.load(as: UInt8.self)) else {
+                    pending.append(.init(kind: .corrupt, offset: recordOffset, reason: "checksum mismatch or unknown record type"))
+                    continue
+                }
+                report.problems += pending
+                pending.removeAll()
+                intactEnd = recordOffset + Int64(SegmentFormat.recordSize)
+                do {
+                    _ = try RecordCodec.decode(raw, day: day)
+                } catch {
+                    report.problems.append(.init(kind: .outOfDay, offset: recordOffset, reason: "\(error)"))
+                    continue
+                }
+                switch type {
+                case .aggregate: report.aggregates += 1
+                case .scanWindow: report.scanWindows += 1
+                }
+                visit(RawRecord(raw: raw, type: type, offset: recordOffset))
+            }
+            offset += Int64(whole * SegmentFormat.recordSize)
+            if whole * SegmentFormat.recordSize < count || count < buffer.count { break }
+        }
+        report.intactEnd = intactEnd
+        report.tornTailBytes = report.size - intactEnd
+        return report
+    }
+}

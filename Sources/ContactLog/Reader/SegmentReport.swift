@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+public import ENCore
+
+/// What reading one day segment found: its health, record by record.
+public struct SegmentReport: Hashable, Sendable {
+    /// A record that was not used, and where it is.
+    public struct Problem: Hashable, Sendable, CustomStringConvertible {
+        public enum Kind: String, Hashable, Sendable {
+            /// Checksum mismatch or unknown type, with intact records after it.
+            case corrupt
+            /// Intact, but its times do not fall in the segment's day.
+            case outOfDay = "out-of-day"
+        }
+
+        public var kind: Kind
+        /// Byte offset of the record in the file.
+        public var offset: Int64
+        public var reason: String
+
+        public var description: String { "\(kind.rawValue) record at byte \(offset): \(reason)" }
+    }
+
+    public var day: UTCDay
+    public var path: String
+    public var size: Int64
+    /// Why the whole file could not be read, if it could not (then nothing else here is meaningful).
+    public var unreadable: String?
+    public var aggregates: Int = 0
+    public var scanWindows: Int = 0
+    public var problems: [Problem] = []
+    /// Bytes at the end that are not whole intact records: what a crash mid-write leaves. The writer
+    /// cuts them off when it opens the segment; readers leave them alone.
+    public var tornTailBytes: Int64 = 0
+    /// Offset where the torn tail starts (the file's intended end).
+    public var intactEnd: Int64 = 0
+
+    public init(day: UTCDay, path: String, size: Int64) {
+        self.day = day
+        self.path = path
+        self.size = size
+    }
+
+    public var corruptRecords: Int { problems.count { $0.kind == .corrupt } }
+    public var outOfDayRecords: Int { problems.count { $0.kind == .outOfDay } }
+
+    /// Nothing torn, corrupt, out of day or unreadable.
+    public var isIntact: Bool { unreadable == nil && problems.isEmpty && tornTailBytes == 0 }
+}

@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+public import ENCore
+public import Logging
+public import Storage
+
+/// The only writer of a contact log: `<data-dir>/contacts/`, one segment per UTC day.
+///
+/// Records are only ever appended. The records of a scan window are encoded together and written
+/// with one `write` per segment they touch; the durability policy then decides whether to fsync.
+/// On open, every segment is checked: a torn tail is cut off (and logged with its byte counts), a
+/// damaged record in the middle is counted and left in place, a segment whose header is unreadable is
+/// moved aside. An exclusive lock keeps a second writer out.
+public actor ContactLogWriter {
+    public nonisolated let directory: DataDirectory
+    public let policy: DurabilityPolicy
+    public let retentionDays: Int64
+    /// What opening the log found and repaired.
+    public let recovery: RecoveryReport
+
+    private let clock: any WallClock
+    private let logger: Logger
+    private let lock: AppendOnlyFile
+    private var segments: [UTCDay: AppendOnlyFile] = [:]
+    private var unsynced: Set<UTCDay> = []
+    private var windowsSinceSync = 0
+    private var lastPruneDay: UTCDay
+    /// Records refused since open because their times did not fit (each logged as a counted warning).
+    public private(set) var refusedRecords = 0
+    /// Aggregates appended since open, and how many of them are known durable.
+    public private(set) var appendedAggregates = 0
+    public private(set) var syncedAggregates = 0
+
+    /// The contacts directory of a data directory.
+    public static func contactsDirectory(in dataDirectory: DataDirectory) -> DataDirectory {
+        dataDirectory.subdirectory("contacts")
+    }
+
+    /// Opens the log in `dataDirectory` (creating `contacts/` with mode 0700), takes the writer's lock,
+    /// repairs what a crash left, and deletes segments past the retention.
+    public init(
+        dataDirectory: DataDirectory, clock: any WallClock, policy: DurabilityPolicy = .everyWindow,
+        retentionDays: Int64 = 14, logger: Logger = Logger(label: "gaend.contacts")
+    ) throws(ContactLogError) {
+        precondition(retentionDays >= 1, "retention of \(retentionDays) days")
+        let directory = Self.contactsDirectory(in: dataDirectory)
+        self.directory = directory
+        self.clock = clock
+        self.policy = policy
+        self.retentionDays = retentionDays
+        self.logger = logger
+        do {
+            try dataDirectory.prepare()
+            try directory.prepare()
+            lock = try AppendOnlyFile(path: directory.path(of: ".lock"), mode: .append)
+        } catch {
+            throw .storage(error)
+        }
+        do {
+            try lock.lockExclusively()
+        } catch {
+            throw error.isLockHeld ? .locked(path: directory.path) : .storage(error)
+        }
+        let today = UTCDay(containing: clock.now())
+        lastPruneDay = today
+        var report = RecoveryReport()
+        try Self.recover(directory: directory, today: today, retentionDays: retentionDays, logger: logger, into: &report)
+        recovery = report
+    }
+
+    /// Appends one scan window and its aggregates, each filed under the UTC day of its own start,
+    /// then syncs if the policy says so. A record whose times cannot be stored (before 1970, an end
+    /// before its start, longer than an hour, or older than the retention) is refused, counted and
+    /// logged; the rest are written.
+    ///
+    /// - Returns: the aggregates written.
+    @discardableResult
+    public func append(window: ScanWindowRecord, aggregates: [ContactAggregate]) throws(ContactLogError) -> Int {
+        let today = UTCDay(containing: clock.now())
+        var buffers: [UTCDay: [UInt8]] = [:]
+        var written = 0
+        var refused = 0
+        for aggregate in aggregates {
+            if encode(day: aggregate.day, today: today, into: &buffers, { (bytes, day) throws(RecordCodec.Refusal) in
+                try RecordCodec.append(aggregate, day: day, to: &bytes)
+            }) {
+                written += 1
+            } else {
+                refused += 1
+            }
+        }
+        if !encode(day: window.day, today: today, into: &buffers, { (bytes, day) throws(RecordCodec.Refusal) in
+            try RecordCodec.append(window, day: day, to: &bytes)
+        }) {
+            refused += 1
+        }
+        if refused > 0 {
+            refusedRecords += refused
+            logger.warning(
+                "records refused: their times do not fit a day segment",
+                metadata: ["records.refused": "\(refused)", "records.refusedSinceOpen": "\(refusedRecords)"])
+        }
+        do {
+            for (day, bytes) in buffers.sorted(by: { $0.key < $1.key }) {
+                let segment = try segment(for: day)
+                try bytes.withUnsafeBytes { raw in
+                    Result { () throws(FileSystemError) in try segment.append(raw) }
+                }.get()
+                unsynced.insert(day)
+            }
+        } catch {
+            throw .storage(error)
+        }
+        appendedAggregates += written
+        windowsSinceSync += 1
+        if policy.shouldSync(afterWindows: windowsSinceSync) {
+            try sync()
+        }
+        if today != lastPruneDay {
+            lastPruneDay = today
+            try pruneExpired()
+        }
+        return written
+    }
+
+    /// Makes everything appended so far durable.
+    public func sync() throws(ContactLogError) {
+        do {
+            for day in unsynced.sorted() {
+                try segments[day]?.sync()
+            }
+        } catch {
+            throw .storage(error)
+        }
+        unsynced.removeAll()
+        windowsSinceSync = 0
+        syncedAggregates = appendedAggregates
+    }
+
+    /// Deletes segments older than the retention: at open, and once a day from `append`.
+    ///
+    /// - Returns: the days deleted.
+    @discardableResult
+    public func pruneExpired() throws(ContactLogError) -> [UTCDay] {
+        let today = UTCDay(containing: clock.now())
+        var report = RecoveryReport()
+        try Self.deleteExpired(directory: directory, today: today, retentionDays: retentionDays, logger: logger, into: &report)
+        for day in report.expired {
+            segments[day] = nil
+            unsynced.remove(day)
+        }
+        return report.expired
+    }
+
+    // MARK: - Private
+
+    /// Encodes one record into the buffer of its day; `false` if it was refused.
+    private func encode(
+        day: UTCDay, today: UTCDay, into buffers: inout [UTCDay: [UInt8]],
+        _ body: (inout [UInt8], UTCDay) throws(RecordCodec.Refusal) -> Void
+    ) -> Bool {
+        guard day.distance(to: today) < retentionDays else {
+            logger.debug("record older than the retention refused", metadata: ["day": "\(day)"])
+            return false
+        }
+        do {
+            try body(&buffers[day, default: []], day)
+            return true
+        } catch {
+            logger.debug("record refused", metadata: ["reason": "\(error)"])
+            return false
+        }
+    }
+
+    /// The open segment of `day`, created with its header if it does not exist.
+    private func segment(for day: UTCDay) throws(FileSystemError) -> AppendOnlyFile {
+        if let segment = segments[day] { return segment }
+        let path = directory.path(of: SegmentFormat.fileName(for: day))
+        let file = try AppendOnlyFile(path: path, mode: .append)
+        let size = try file.size()
+        if size == 0 {
+            // A new segment: the header is made durable before any record, with the directory entry.
+            try SegmentFormat.header(for: day).withUnsafeBytes { raw in
+                Result { () throws(FileSystemError) in try file.append(raw) }
+            }.get()
+            try file.sync()
+            try AtomicFile.syncDirectory(directory.path)
+        } else if (size - Int64(SegmentFormat.headerSize)) % Int64(SegmentFormat.recordSize) != 0 {
+            // Recovery at open left every segment on a record boundary; only another hand could
+            // have changed that. Cut back to the boundary rather than misalign every later record.
+            let aligned = size - (size - Int64(SegmentFormat.headerSize)) % Int64(SegmentFormat.recordSize)
+            logger.error("segment not on a record boundary; cut back", metadata: ["path": "\(path)", "bytes.cut": "\(size - aligned)"])
+            try file.truncate(to: aligned)
+        }
+        segments[day] = file
+        return file
+    }
+
+    private static func recover(
+        directory: DataDirectory, today: UTCDay, retentionDays: Int64, logger: Logger, into report: inout RecoveryReport
+    ) throws(ContactLogError) {
+        try deleteExpired(directory: directory, today: today, retentionDays: retentionDays, logger: logger, into: &report)
+        for (day, name) in try segmentFiles(in: directory) {
+            let path = directory.path(of: name)
+            let scan = SegmentReader.scan(path: path, day: day) { _ in }
+            if scan.unreadable != nil, scan.size < Int64(SegmentFormat.headerSize) {
+                // A crash while the header of a new segment was written: no record can be in it, so
+                // it is emptied and gets its header again on the next append.
+                do {
+                    let file = try AppendOnlyFile(path: path, mode: .append)
+                    try file.truncate(to: 0)
+                    try file.sync()
+                } catch {
+                    throw .storage(error)
+                }
+                report.truncated[day] = scan.size
+                logger.warning("segment with a torn header emptied", metadata: ["path": "\(path)", "bytes.cut": "\(scan.size)"])
+                continue
+            }
+            if let reason = scan.unreadable {
+                let aside = path + ".unreadable-\(today.daysSinceEpoch)-\(scan.size)"
+                do {
+                    try AtomicFile.move(path, to: aside)
+                } catch {
+                    throw .storage(error)
+                }
+                report.setAside[day] = reason
+                logger.error("segment unreadable; moved aside, a new one will be started", metadata: ["path": "\(path)", "reason": "\(reason)", "movedTo": "\(aside)"])
+                continue
+            }
+            if scan.tornTailBytes > 0 {
+                do {
+                    let file = try AppendOnlyFile(path: path, mode: .append)
+                    try file.truncate(to: scan.intactEnd)
+                    try file.sync()
+                } catch {
+                    throw .storage(error)
+                }
+                report.truncated[day] = scan.tornTailBytes
+                logger.warning(
+                    "torn tail of a segment cut off",
+                    metadata: [
+                        "path": "\(path)", "bytes.before": "\(scan.size)", "bytes.cut": "\(scan.tornTailBytes)",
+                        "bytes.after": "\(scan.intactEnd)",
+                    ])
+            }
+            if scan.corruptRecords > 0 {
+                report.corruptRecords[day] = scan.corruptRecords
+                logger.error(
+                    "damaged records in a segment skipped; the rest is read",
+                    metadata: ["path": "\(path)", "records.corrupt": "\(scan.corruptRecords)", "firstAt": "\(scan.problems.first { $0.kind == .corrupt }?.offset ?? 0)"])
+            }
+            if scan.outOfDayRecords > 0 {
+                report.outOfDayRecords[day] = scan.outOfDayRecords
+                logger.warning("records outside their segment's day skipped", metadata: ["path": "\(path)", "records.outOfDay": "\(scan.outOfDayRecords)"])
+            }
+        }
+    }
+
+    private static func deleteExpired(
+        directory: DataDirectory, today: UTCDay, retentionDays: Int64, logger: Logger, into report: inout RecoveryReport
+    ) throws(ContactLogError) {
+        for (day, name) in try segmentFiles(in: directory) where day.distance(to: today) >= retentionDays {
+            do {
+                try AtomicFile.remove(directory.path(of: name))
+            } catch {
+                throw .storage(error)
+            }
+            report.expired.append(day)
+        }
+        if !report.expired.isEmpty {
+            do {
+                try AtomicFile.syncDirectory(directory.path)
+            } catch {
+                throw .storage(error)
+            }
+            logger.info("expired contact log segments deleted", metadata: ["segments.deleted": "\(report.expired.count)"])
+        }
+    }
+
+    /// The segment files of the directory with their days, oldest first; other names are ignored.
+    static func segmentFiles(in directory: DataDirectory) throws(ContactLogError) -> [(UTCDay, String)] {
+        do {
+            return try directory.entries().compactMap { name in SegmentFormat.day(ofFileName: name).map { ($0, name) } }
+        } catch {
+            throw .storage(error)
+        }
+    }
+}
