@@ -50,7 +50,7 @@ let package = Package(
         .target(
             name: "GaenCtlCommands",
             dependencies: [
-                "ENCore", "ENCrypto", "KeySchedule", "Storage",
+                "ENCore", "ENCrypto", "KeySchedule", "Storage", "ContactLog",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSwift),
@@ -66,7 +66,8 @@ let package = Package(
         .executableTarget(
             name: "gaen-bench",
             dependencies: [
-                "ENCore", "ENCrypto", "CGaendBench",
+                "ENCore", "ENCrypto", "CGaendBench", "ContactLog", "Storage",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSwift),
@@ -100,7 +101,7 @@ let package = Package(
         .testTarget(
             name: "GaenCtlTests",
             dependencies: [
-                "GaenCtlCommands", "gaenctl", "gaend", "ENCore", "KeySchedule", "Storage", "GaendTestSupport",
+                "GaenCtlCommands", "gaenctl", "gaend", "ENCore", "KeySchedule", "Storage", "ContactLog", "GaendTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift),

@@ -6,7 +6,7 @@ import Foundation
 import Glibc
 
 /// `gaenctl`: drives gaend over D-Bus, and works offline with `tools`.
-public struct GaenCtl: ParsableCommand {
+public struct GaenCtl: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "gaenctl",
         abstract: "Control and inspect gaend, the Exposure Notification daemon.",
@@ -22,10 +22,14 @@ public struct GaenCtl: ParsableCommand {
     /// Parses `arguments` (without the program name), runs the command, and returns the exit code.
     /// Errors are written to standard error; usage errors exit 2, as every gaenctl failure has its
     /// own code rather than argument-parser's EX_USAGE (64).
-    public static func run(arguments: [String]) -> Int32 {
+    public static func run(arguments: [String]) async -> Int32 {
         do {
             var command = try parseAsRoot(arguments)
-            try command.run()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
             return GaenCtlExitCode.success.rawValue
         } catch let error as UsageError {
             writeError("gaenctl: \(error)")
@@ -46,12 +50,17 @@ public struct GaenCtl: ParsableCommand {
     }
 
     /// Runs with the process's arguments and exits with the result.
-    public static func runAndExit() -> Never {
-        Glibc.exit(run(arguments: Array(CommandLine.arguments.dropFirst())))
+    public static func runAndExit() async -> Never {
+        Glibc.exit(await run(arguments: Array(CommandLine.arguments.dropFirst())))
     }
 
     static func writeError(_ message: String) {
         FileHandle.standardError.write(Data((message + "\n").utf8))
+    }
+
+    /// Writes a line to standard output at once, unbuffered: for progress a pipe reader waits on.
+    static func writeLineNow(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }
 }
 
@@ -59,5 +68,5 @@ public struct GaenCtl: ParsableCommand {
 struct Tools: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Offline tools: derive keys, build and parse advertisements, read a data directory.",
-        subcommands: [DeriveTool.self, PayloadTool.self, ParseAdvTool.self, KeysTool.self])
+        subcommands: [DeriveTool.self, PayloadTool.self, ParseAdvTool.self, KeysTool.self, LogTool.self])
 }

@@ -5,9 +5,9 @@ import ArgumentParser
 /// `gaen-bench`: benchmarks that print figures. Tests assert behaviour; this measures speed.
 /// Run it in release mode: `swift run -c release gaen-bench crypto`.
 @main
-struct GaenBench: ParsableCommand {
+struct GaenBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gaen-bench",
         abstract: "Print throughput figures for gaend's hot paths.",
-        subcommands: [CryptoBench.self])
+        subcommands: [CryptoBench.self, LogBench.self])
 }

@@ -3,4 +3,4 @@
 
 import GaenCtlCommands
 
-GaenCtl.runAndExit()
+await GaenCtl.runAndExit()

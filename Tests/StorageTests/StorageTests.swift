@@ -72,3 +72,32 @@ import Testing
         #expect(throws: FileSystemError.self) { try DataDirectory(path: directory.path + "/data").prepare() }
     }
 }
+
+@Suite struct CRC32CTests {
+    /// The bit-at-a-time definition, to hold the sliced version against.
+    static func reference(_ bytes: [UInt8]) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in bytes {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0x82F6_3B78 : crc >> 1 }
+        }
+        return crc ^ 0xFFFF_FFFF
+    }
+
+    @Test func slicedEqualsBitwiseForEveryLengthAndAlignment() {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<300).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        for start in 0..<8 {
+            for end in start...bytes.count {
+                let slice = Array(bytes[start..<end])
+                #expect(CRC32C.checksum(bytes[start..<end]) == Self.reference(slice))
+            }
+        }
+    }
+
+    @Test func knownValues() {
+        // RFC 3720 B.4: 32 bytes of zeros, and 32 bytes of 0xFF.
+        #expect(CRC32C.checksum([UInt8](repeating: 0, count: 32)) == 0x8A91_36AA)
+        #expect(CRC32C.checksum([UInt8](repeating: 0xFF, count: 32)) == 0x62A8_AB43)
+    }
+}

@@ -41,9 +41,12 @@ public final class MatchingIndex: @unchecked Sendable {
         let table = RecordTable(capacity: capacity, seed: seed)
         days = files.map(\.0)
         let dayIndex = Dictionary(uniqueKeysWithValues: days.enumerated().map { ($1, UInt8($0)) })
+        var lastDay: (UTCDay, UInt8?)?
         let reports = try reader.forEachRawRecord(in: range) { record, day in
+            guard record.type == .aggregate else { return }
+            if lastDay?.0 != day { lastDay = (day, dayIndex[day]) }
             // A segment created after the listing above waits for the next build.
-            guard record.type == .aggregate, let index = dayIndex[day] else { return }
+            guard let index = lastDay?.1 else { return }
             table.insert(record.raw, dayIndex: index)
         }
         self.table = table
@@ -91,8 +94,10 @@ private final class RecordTable {
     private(set) var distinct = 0
 
     init(capacity: Int, seed: (UInt64, UInt64)) {
+        // At most three quarters full even if every aggregate had its own RPI; real logs hear each
+        // RPI in several windows, so the table is usually far emptier.
         var slotCount = 16
-        while slotCount < capacity + capacity / 2 { slotCount <<= 1 }
+        while slotCount < capacity + capacity / 3 { slotCount <<= 1 }
         self.capacity = capacity
         self.seed = (seed.0, seed.1 | 1)
         shift = UInt64(64 - slotCount.trailingZeroBitCount)

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+import ArgumentParser
+import ContactLog
+import ENCore
+import Storage
+
+/// `gaenctl tools log append`: synthetic aggregates through the real writer and durability policy,
+/// for tests, benchmarks and crash tests. After every sync it prints `synced N`, N being the
+/// aggregates durable so far, unbuffered, so a parent process knows what must survive a kill.
+struct LogAppendTool: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "append",
+        abstract: "Append synthetic aggregates through the real writer (for tests and benchmarks).",
+        discussion: """
+            Windows of --per-window aggregates are spread evenly over the last --days UTC days (today \
+            by the system clock). The same --seed always gives the same records.
+            """)
+
+    @OptionGroup var options: LogToolOptions
+
+    @Option(help: "How many aggregates to append.")
+    var aggregates: Int
+
+    @Option(help: "Spread them over this many UTC days, ending today (1...14).")
+    var days = 1
+
+    @Option(help: "Distinct RPIs to draw from.")
+    var distinctRpis = 100_000
+
+    @Option(help: "Aggregates per scan window.")
+    var perWindow = 1000
+
+    @Option(help: "The last UTC day of the data, YYYY-MM-DD (default: today by the system clock).")
+    var lastDay: String?
+
+    @Option(help: "Seed of the synthetic data.")
+    var seed: UInt64 = 1
+
+    @Option(help: "Sync every N windows (1 = every window, the daemon's default; 0 = never).")
+    var syncEvery = 1
+
+    func run() async throws {
+        guard aggregates > 0 else { throw UsageError("--aggregates", "\(aggregates) must be positive") }
+        guard (1...14).contains(days) else { throw UsageError("--days", "\(days) is outside 1...14") }
+        guard perWindow > 0 else { throw UsageError("--per-window", "\(perWindow) must be positive") }
+        guard distinctRpis >= perWindow else {
+            throw UsageError("--distinct-rpis", "\(distinctRpis) is fewer than --per-window \(perWindow)")
+        }
+        guard syncEvery >= 0 else { throw UsageError("--sync-every", "\(syncEvery) must not be negative") }
+        let clock = SystemWallClock()
+        let lastDay = try parseDay(self.lastDay, argument: "--last-day") ?? UTCDay(containing: clock.now())
+        let data = DataDirectory(path: options.dataDir)
+        let writer: ContactLogWriter
+        do {
+            writer = try ContactLogWriter(
+                dataDirectory: data, clock: clock, policy: syncEvery == 0 ? .kernelDecides : .everyWindows(syncEvery))
+        } catch {
+            throw logOperationError(error)
+        }
+        let synthetic = SyntheticContacts(
+            seed: seed, distinctRPIs: distinctRpis, aggregatesPerWindow: perWindow, days: days,
+            lastDay: lastDay, totalAggregates: aggregates)
+        var reported = 0
+        do {
+            for index in 0..<synthetic.windowCount {
+                let (window, records) = synthetic.window(index)
+                try await writer.append(window: window, aggregates: records)
+                let synced = await writer.syncedAggregates
+                if synced != reported {
+                    reported = synced
+                    GaenCtl.writeLineNow("synced \(synced)")
+                }
+            }
+            try await writer.sync()
+        } catch {
+            throw logOperationError(error)
+        }
+        let total = await writer.appendedAggregates
+        if total != reported { GaenCtl.writeLineNow("synced \(total)") }
+        let refused = await writer.refusedRecords
+        if refused > 0 { GaenCtl.writeError("gaenctl: \(refused) records refused") }
+    }
+}
