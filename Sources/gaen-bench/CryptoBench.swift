@@ -37,7 +37,7 @@ struct CryptoBench: ParsableCommand {
             swiftXor = Self.deriveWithSwift(crypto: crypto, teks: teks, starts: starts)
         }
         if gaendOnly {
-            print("gaend ExposureKeyCrypto: \(format(swiftRate)) keys/s (XOR \(swiftXor.hex))")
+            print("gaend ExposureKeyCrypto: \(Figures.grouped(swiftRate)) keys/s (XOR \(swiftXor.hex))")
             return
         }
         var plainXor = [UInt8](repeating: 0, count: 16)
@@ -52,11 +52,11 @@ struct CryptoBench: ParsableCommand {
         }
 
         print("gaen-bench crypto: HKDF-SHA256 (RPIK) + 144 RPIs per key, one core, \(keys) keys, best of \(runs)")
-        print("  gaend ExposureKeyCrypto   \(format(swiftRate)) keys/s  (\(format(1e9 / swiftRate)) ns/key)")
-        print("  plain C libcrypto loop    \(format(plainRate)) keys/s  (\(format(1e9 / plainRate)) ns/key)")
-        print("  C, same method as gaend   \(format(floorRate)) keys/s  (\(format(1e9 / floorRate)) ns/key)")
-        print("  gaend / plain C           \(String(format2: swiftRate / plainRate))x")
-        print("  gaend / C same method     \(String(format2: swiftRate / floorRate))x")
+        print("  gaend ExposureKeyCrypto   \(Figures.grouped(swiftRate)) keys/s  (\(Figures.grouped(1e9 / swiftRate)) ns/key)")
+        print("  plain C libcrypto loop    \(Figures.grouped(plainRate)) keys/s  (\(Figures.grouped(1e9 / plainRate)) ns/key)")
+        print("  C, same method as gaend   \(Figures.grouped(floorRate)) keys/s  (\(Figures.grouped(1e9 / floorRate)) ns/key)")
+        print("  gaend / plain C           \(Figures.decimals(swiftRate / plainRate, 2))x")
+        print("  gaend / C same method     \(Figures.decimals(swiftRate / floorRate, 2))x")
         let agree = swiftXor.bytes == plainXor && plainXor == floorXor
         print("  outputs agree             \(agree ? "yes" : "NO")")
         if !agree { throw ExitCode.failure }
@@ -90,27 +90,6 @@ struct CryptoBench: ParsableCommand {
             let elapsed = clock.measure(body)
             fastest = min(fastest, elapsed)
         }
-        let seconds = Double(fastest.components.seconds) + Double(fastest.components.attoseconds) * 1e-18
-        return Double(keys) / seconds
-    }
-
-    private func format(_ value: Double) -> String {
-        let rounded = Int(value.rounded())
-        var digits = String(rounded)
-        var grouped = ""
-        while digits.count > 3 {
-            grouped = "," + digits.suffix(3) + grouped
-            digits.removeLast(3)
-        }
-        return digits + grouped
-    }
-}
-
-extension String {
-    /// Two decimals without Foundation.
-    init(format2 value: Double) {
-        let hundredths = Int((value * 100).rounded())
-        let fraction = hundredths % 100
-        self = "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction)"
+        return Double(keys) / Figures.seconds(fastest)
     }
 }

@@ -49,11 +49,11 @@ struct LogBench: AsyncParsableCommand {
                 try await writer.append(window: window, aggregates: records)
             }
         }
-        let appendSeconds = Self.seconds(appendTime)
+        let appendSeconds = Figures.seconds(appendTime)
         let bytes = try Self.segmentBytes(appendData)
         print("gaen-bench log: \(aggregates) aggregates in windows of \(perWindow), fsync per window, in \(root)")
-        print("  appends                   \(Self.format(Double(aggregates) / appendSeconds)) aggregates/s (\(windows.count) fsyncs in \(String(format: "%.2f", appendSeconds)) s)")
-        print("  on disk                   \(String(format: "%.2f", Double(bytes) / Double(aggregates))) bytes/aggregate (48 per record; header and window records included)")
+        print("  appends                   \(Figures.grouped(Double(aggregates) / appendSeconds)) aggregates/s (\(windows.count) fsyncs in \(Figures.decimals(appendSeconds, 2)) s)")
+        print("  on disk                   \(Figures.decimals(Double(bytes) / Double(aggregates), 2)) bytes/aggregate (48 per record; header and window records included)")
 
         // 2. A 14-day log of `perDay` aggregates a day, written without fsync to save time.
         let indexData = DataDirectory(path: root + "/index")
@@ -76,11 +76,11 @@ struct LogBench: AsyncParsableCommand {
         let indexTime = try timer.measure { index = try MatchingIndex(reader: reader) }
         let built = index!
         print("  \(days)-day log, \(perDay) aggregates/day (\(built.aggregateCount) aggregates, \(built.distinctRPIs) distinct RPIs, page cache warm)")
-        print("  writer open + recovery    \(String(format: "%.3f", Self.seconds(openTime))) s")
-        print("  matching index build      \(String(format: "%.3f", Self.seconds(indexTime))) s (\(built.memoryBytes / 1_048_576) MiB)")
+        print("  writer open + recovery    \(Figures.decimals(Figures.seconds(openTime), 3)) s")
+        print("  matching index build      \(Figures.decimals(Figures.seconds(indexTime), 3)) s (\(built.memoryBytes / 1_048_576) MiB)")
         if Self.dropPageCache() {
             let coldTime = try timer.measure { index = try MatchingIndex(reader: reader) }
-            print("  matching index build      \(String(format: "%.3f", Self.seconds(coldTime))) s (page cache dropped)")
+            print("  matching index build      \(Figures.decimals(Figures.seconds(coldTime), 3)) s (page cache dropped)")
         }
     }
 
@@ -96,19 +96,4 @@ struct LogBench: AsyncParsableCommand {
         defer { try? handle.close() }
         return (try? handle.write(contentsOf: Data("3\n".utf8))) != nil
     }
-
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
-    }
-
-    static func format(_ value: Double) -> String {
-        var digits = String(Int(value.rounded()))
-        var grouped = ""
-        while digits.count > 3 {
-            grouped = "," + digits.suffix(3) + grouped
-            digits.removeLast(3)
-        }
-        return digits + grouped
-    }
 }
-
