@@ -23,6 +23,9 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
+        // Runtime only: the generated code is committed (docs/key-files.md), the plugin never builds here.
+        .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
+        .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
     ],
     targets: [
         // C libraries from Debian, found through pkg-config. Only the wrapper modules import them.
@@ -46,6 +49,17 @@ let package = Package(
         .target(
             name: "ContactLog",
             dependencies: ["ENCore", "Storage", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSwift),
+        // Key export files: archive, schema, signature policy, writer; download and publish clients.
+        .target(
+            name: "KeyFiles",
+            dependencies: [
+                "ENCore", "ENCrypto", "Storage",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            exclude: ["Generated/README.md"],
             swiftSettings: strictSwift),
         .target(
             name: "GaenCtlCommands",
@@ -89,6 +103,11 @@ let package = Package(
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: strictSwift),
+        .testTarget(
+            name: "KeyFilesTests",
+            dependencies: ["KeyFiles", "ENCore", "ENCrypto", "GaendTestSupport"],
+            resources: [.copy("Fixtures")],
             swiftSettings: strictSwift),
         .testTarget(
             name: "ContactLogTests",

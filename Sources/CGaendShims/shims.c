@@ -5,6 +5,7 @@
 #include <bluetooth/bluetooth.h>
 #include <bluetooth/hci.h>
 #include <openssl/crypto.h>
+#include <openssl/bio.h>
 
 // The mirrored values must be what the libraries' own headers say; these asserts fail the build if a
 // header ever changes under us.
@@ -37,4 +38,8 @@ uint16_t cgaend_hci_opcode_pack(uint16_t ogf, uint16_t ocf) {
 
 void cgaend_openssl_free(void *pointer) {
     OPENSSL_free(pointer);
+}
+
+long cgaend_bio_get_mem_data(void *bio, char **data) {
+    return BIO_get_mem_data((BIO *)bio, data);
 }

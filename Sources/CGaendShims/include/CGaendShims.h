@@ -40,4 +40,7 @@ uint16_t cgaend_hci_opcode_pack(uint16_t ogf, uint16_t ocf);
 // OPENSSL_free is a macro that passes __FILE__ and __LINE__ to CRYPTO_free.
 void cgaend_openssl_free(void *pointer);
 
+// BIO_get_mem_data is a macro over BIO_ctrl; returns the length and sets *data.
+long cgaend_bio_get_mem_data(void *bio, char **data);
+
 #endif

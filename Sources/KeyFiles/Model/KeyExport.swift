@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+/// The contents of an `export.bin`: the batch's header fields and its keys, validated key by key.
+public struct KeyExport: Sendable {
+    /// Unix seconds: the window the keys arrived in.
+    public var startTimestamp: UInt64
+    public var endTimestamp: UInt64
+    public var region: String
+    public var batchNumber: Int32
+    public var batchSize: Int32
+    public var signatureInfos: [SignatureInfo]
+    public var keys: [DiagnosisKey]
+    /// Keys whose report type changed since they were first published; kept apart from `keys`.
+    public var revisedKeys: [DiagnosisKey]
+    /// Keys that failed validation, with the reason; never fatal to the file.
+    public var dropped: [DroppedKey]
+
+    public init(
+        startTimestamp: UInt64 = 0, endTimestamp: UInt64 = 0, region: String = "", batchNumber: Int32 = 1, batchSize: Int32 = 1,
+        signatureInfos: [SignatureInfo] = [], keys: [DiagnosisKey] = [], revisedKeys: [DiagnosisKey] = [], dropped: [DroppedKey] = []
+    ) {
+        self.startTimestamp = startTimestamp
+        self.endTimestamp = endTimestamp
+        self.region = region
+        self.batchNumber = batchNumber
+        self.batchSize = batchSize
+        self.signatureInfos = signatureInfos
+        self.keys = keys
+        self.revisedKeys = revisedKeys
+        self.dropped = dropped
+    }
+}

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+import ENCore
+public import ENCrypto
+import Foundation
+import SwiftProtobuf
+import ZIPFoundation
+
+/// Writes signed key files laid out as the reference server writes them: header, batch 1 of 1, one
+/// signature info, keys sorted by their bytes, the proto2 default for a 144 rolling period left out,
+/// export.bin then export.sig in a deflated zip.
+public struct KeyFileWriter: Sendable {
+    public var signingKey: ECDSAPrivateKey
+    public var signatureInfo: SignatureInfo
+
+    public init(signingKey: ECDSAPrivateKey, keyID: String, keyVersion: String) {
+        self.signingKey = signingKey
+        signatureInfo = SignatureInfo(verificationKeyID: keyID, verificationKeyVersion: keyVersion)
+    }
+
+    /// The export.bin of `export` (its signature infos are replaced by this writer's).
+    public func exportBinary(_ export: KeyExport) -> [UInt8] {
+        var message = PBTemporaryExposureKeyExport()
+        message.startTimestamp = export.startTimestamp
+        message.endTimestamp = export.endTimestamp
+        message.region = export.region
+        message.batchNum = 1
+        message.batchSize = 1
+        message.signatureInfos = [signatureInfo.message]
+        // Sorted by key bytes, as the reference server does "to scramble keys": the order in which
+        // keys were uploaded must not show.
+        message.keys = export.keys.sorted { $0.key.keyData.bytes.lexicographicallyPrecedes($1.key.keyData.bytes) }.map(Self.message)
+        message.revisedKeys = export.revisedKeys.sorted { $0.key.keyData.bytes.lexicographicallyPrecedes($1.key.keyData.bytes) }.map(Self.message)
+        // Serializing a message built from valid fields cannot fail.
+        let body: [UInt8] = try! message.serializedBytes()
+        return ExportBinary.header + body
+    }
+
+    /// The export.sig for an export.bin.
+    public func exportSignature(for exportBinary: [UInt8]) throws(CryptoError) -> [UInt8] {
+        var signature = PBTEKSignature()
+        signature.signatureInfo = signatureInfo.message
+        signature.batchNum = 1
+        signature.batchSize = 1
+        signature.signature = Data(try exportBinary.withUnsafeBytes { raw in
+            Result { () throws(CryptoError) in try signingKey.sign(raw) }
+        }.get())
+        var list = PBTEKSignatureList()
+        list.signatures = [signature]
+        return try! list.serializedBytes()
+    }
+
+    /// A complete signed archive.
+    public func archive(_ export: KeyExport) throws(CryptoError) -> [UInt8] {
+        let binary = exportBinary(export)
+        let signature = try exportSignature(for: binary)
+        return Self.zip([(KeyFileArchive.binaryName, binary), (KeyFileArchive.signatureName, signature)])
+    }
+
+    /// A deflated zip of the entries, in order. Used for key files and, in tests, for hostile ones.
+    public static func zip(_ entries: [(name: String, bytes: [UInt8])]) -> [UInt8] {
+        // An in-memory archive of in-memory entries has no failure mode but a broken library.
+        let archive = try! Archive(data: Data(), accessMode: .create)
+        for (name, bytes) in entries {
+            try! archive.addEntry(
+                with: name, type: .file, uncompressedSize: Int64(bytes.count), compressionMethod: .deflate,
+                provider: { position, size in Data(bytes[Int(position)..<(Int(position) + size)]) })
+        }
+        return [UInt8](archive.data!)
+    }
+
+    static func message(_ key: DiagnosisKey) -> PBTemporaryExposureKey {
+        var message = PBTemporaryExposureKey()
+        message.keyData = Data(key.key.keyData.bytes)
+        message.transmissionRiskLevel = key.transmissionRiskLevel
+        message.rollingStartIntervalNumber = Int32(bitPattern: key.key.rollingStartIntervalNumber.rawValue)
+        if key.key.rollingPeriod != 144 { message.rollingPeriod = Int32(key.key.rollingPeriod) }
+        if key.reportType != .unknown {
+            message.reportType = PBTemporaryExposureKey.ReportType(rawValue: Int(key.reportType.rawValue)) ?? .unknown
+        }
+        if let days = key.daysSinceOnsetOfSymptoms { message.daysSinceOnsetOfSymptoms = days }
+        return message
+    }
+}
