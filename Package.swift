@@ -64,7 +64,7 @@ let package = Package(
         .target(
             name: "GaenCtlCommands",
             dependencies: [
-                "ENCore", "ENCrypto", "KeySchedule", "Storage", "ContactLog",
+                "ENCore", "ENCrypto", "KeySchedule", "Storage", "ContactLog", "KeyFiles",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSwift),
@@ -80,7 +80,7 @@ let package = Package(
         .executableTarget(
             name: "gaen-bench",
             dependencies: [
-                "ENCore", "ENCrypto", "CGaendBench", "ContactLog", "Storage",
+                "ENCore", "ENCrypto", "CGaendBench", "ContactLog", "Storage", "KeyFiles",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -120,7 +120,8 @@ let package = Package(
         .testTarget(
             name: "GaenCtlTests",
             dependencies: [
-                "GaenCtlCommands", "gaenctl", "gaend", "ENCore", "KeySchedule", "Storage", "ContactLog", "GaendTestSupport",
+                "GaenCtlCommands", "gaenctl", "gaend", "ENCore", "ENCrypto", "KeySchedule", "Storage", "ContactLog", "KeyFiles",
+                "GaendTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift),

@@ -15,7 +15,7 @@ public enum ExportBinary {
         guard bytes.count >= header.count, bytes.prefix(header.count).elementsEqual(header) else { throw .badHeader }
         let message: PBTemporaryExposureKeyExport
         do {
-            message = try PBTemporaryExposureKeyExport(serializedBytes: bytes[header.count...])
+            message = try PBTemporaryExposureKeyExport(serializedBytes: [UInt8](bytes[header.count...]))
         } catch {
             throw .malformed("export.bin: \(error)")
         }
