@@ -7,7 +7,7 @@ SWIFT ?= swift
 BINDIR = $(DESTDIR)$(PREFIX)/bin
 
 # Debian packages the build needs: the C libraries (through pkg-config) and pkg-config itself.
-APT_PACKAGES = pkg-config libssl-dev libdbus-1-dev libbluetooth-dev zlib1g-dev openssl
+APT_PACKAGES = pkg-config libssl-dev libdbus-1-dev libbluetooth-dev zlib1g-dev openssl libcurl4 python3
 
 PRODUCTS = gaend gaenctl
 

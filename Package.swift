@@ -106,7 +106,7 @@ let package = Package(
             swiftSettings: strictSwift),
         .testTarget(
             name: "KeyFilesTests",
-            dependencies: ["KeyFiles", "ENCore", "ENCrypto", "GaendTestSupport"],
+            dependencies: ["KeyFiles", "ENCore", "ENCrypto", "Storage", "GaendTestSupport"],
             resources: [.copy("Fixtures")],
             swiftSettings: strictSwift),
         .testTarget(

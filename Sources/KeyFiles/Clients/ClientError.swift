@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+/// Why a key-server or verification-server call failed, with the server's own error code by name
+/// when it gave one.
+public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
+    case http(HTTPError)
+    /// A non-2xx answer; `code` is the server's error code (`code_invalid`, `bad_request`...) if any.
+    case server(url: String, status: Int, code: String?, message: String?)
+    /// A 2xx answer whose body is not what the protocol says.
+    case unexpectedResponse(url: String, reason: String)
+    /// The request could not be formed or kept (bad configuration, a store that cannot be written).
+    case local(String)
+
+    public var description: String {
+        switch self {
+        case .http(let error): return "\(error)"
+        case .server(let url, let status, let code, let message):
+            let detail = [code, message].compactMap { $0 }.joined(separator: ": ")
+            return "\(url): HTTP \(status)\(detail.isEmpty ? "" : " (\(detail))")"
+        case .unexpectedResponse(let url, let reason): return "\(url): unexpected response: \(reason)"
+        case .local(let reason): return reason
+        }
+    }
+
+    /// The server's error code, for callers that act on it.
+    public var serverCode: String? {
+        if case .server(_, _, let code, _) = self { return code }
+        return nil
+    }
+}

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+public import ENCore
+public import Logging
+
+/// Downloads new key files with the reference server's index method: fetch `index.txt` (one path a
+/// line, oldest first), turn each line into an absolute URL under the base URL, and download the ones
+/// not yet processed, in index order.
+///
+/// A file is marked processed only by the caller, after it was fully handled (detection), so a
+/// failed run downloads it again next time. Downloads have a timeout and a size cap, and transient
+/// failures are retried with exponential backoff.
+public struct KeyFileDownloader: Sendable {
+    public var indexURL: String
+    public var baseURL: String
+    public var transport: any HTTPTransport
+    public var sleeper: any RetrySleeper
+    public var store: ProcessedFilesStore
+    public var clock: any WallClock
+    public var timeout: Duration = .seconds(60)
+    /// Attempts per request, the first included.
+    public var attempts = 4
+    public var firstBackoff: Duration = .seconds(2)
+    public static let maximumIndexBytes = 1 << 20
+    public static let maximumIndexLines = 10_000
+    private let logger: Logger
+
+    public init(
+        indexURL: String, baseURL: String, transport: any HTTPTransport, store: ProcessedFilesStore, clock: any WallClock,
+        sleeper: any RetrySleeper = ContinuousSleeper(), logger: Logger = Logger(label: "gaend.download")
+    ) {
+        self.indexURL = indexURL
+        self.baseURL = baseURL
+        self.transport = transport
+        self.store = store
+        self.clock = clock
+        self.sleeper = sleeper
+        self.logger = logger
+    }
+
+    /// The absolute URLs of the index's files that were not processed yet, in index order.
+    public func pendingFiles() async throws(ClientError) -> [String] {
+        let response = try await get(indexURL, limit: Self.maximumIndexBytes)
+        let urls = try Self.parseIndex(response.body, baseURL: baseURL, indexURL: indexURL)
+        let processed = try store.load()
+        return urls.filter { processed[$0] == nil }
+    }
+
+    /// One key file's bytes (at most the archive limit).
+    public func download(_ url: String) async throws(ClientError) -> [UInt8] {
+        try await get(url, limit: KeyFileLimits.maximumArchiveBytes).body
+    }
+
+    /// Records that `url` was fully handled.
+    public func markProcessed(_ url: String) throws(ClientError) {
+        try store.markProcessed(url, at: clock.now())
+    }
+
+    /// What a line of an index may hold: the unreserved and sub-delimiter characters of a URL path.
+    static let pathCharacters = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~/%+=@,:".unicodeScalars)
+
+    /// The index's lines as absolute URLs. Lines are paths relative to the base URL; blank lines and
+    /// a missing final newline are fine; anything that is not a plain relative path is refused,
+    /// since it would let the index point the daemon anywhere.
+    public static func parseIndex(_ body: [UInt8], baseURL: String, indexURL: String) throws(ClientError) -> [String] {
+        guard let text = String(validating: body, as: UTF8.self) else {
+            throw .unexpectedResponse(url: indexURL, reason: "the index is not UTF-8 text")
+        }
+        let base = baseURL.hasSuffix("/") ? baseURL : baseURL + "/"
+        var urls = [String]()
+        var seen = Set<String>()
+        for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = rawLine.trimmingCharacters(in: " \t\r")
+            if line.isEmpty { continue }
+            guard line.count <= 1024, !line.contains("://"), !line.hasPrefix("/"), !line.split(separator: "/").contains(".."),
+                line.unicodeScalars.allSatisfy({ Self.pathCharacters.contains($0) })
+            else {
+                throw .unexpectedResponse(url: indexURL, reason: "line \(number + 1) is not a relative path: '\(line.prefix(80))'")
+            }
+            let url = base + line
+            if seen.insert(url).inserted { urls.append(url) }
+            guard urls.count <= maximumIndexLines else {
+                throw .unexpectedResponse(url: indexURL, reason: "more than \(maximumIndexLines) entries")
+            }
+        }
+        return urls
+    }
+
+    private func get(_ url: String, limit: Int) async throws(ClientError) -> HTTPResponse {
+        var delay = firstBackoff
+        var attempt = 1
+        while true {
+            let failure: ClientError
+            switch await attemptOnce(url, limit: limit) {
+            case .success(let response):
+                return response
+            case .failure(let outcome):
+                guard outcome.retryable, attempt < attempts else { throw outcome.error }
+                failure = outcome.error
+            }
+            logger.info("download failed; retrying", metadata: ["url": "\(url)", "attempt": "\(attempt)", "error": "\(failure)"])
+            do {
+                try await sleeper.sleep(for: delay)
+            } catch {
+                throw failure
+            }
+            delay *= 2
+            attempt += 1
+        }
+    }
+
+    private struct AttemptFailure: Error {
+        var error: ClientError
+        var retryable: Bool
+    }
+
+    private func attemptOnce(_ url: String, limit: Int) async -> Result<HTTPResponse, AttemptFailure> {
+        let response: HTTPResponse
+        do {
+            response = try await transport.send(HTTPRequest(url: url, timeout: timeout, maximumResponseBytes: limit))
+        } catch {
+            return .failure(AttemptFailure(error: .http(error), retryable: error.isTransient))
+        }
+        if (200..<300).contains(response.status) { return .success(response) }
+        // 5xx, 408 and 429 may pass; any other 4xx will not change by asking again.
+        let retryable = response.status >= 500 || response.status == 408 || response.status == 429
+        return .failure(AttemptFailure(error: .server(url: url, status: response.status, code: nil, message: nil), retryable: retryable))
+    }
+}
+
+extension StringProtocol {
+    func trimmingCharacters(in characters: String) -> String {
+        let set = Set(characters)
+        return String(self.drop { set.contains($0) }.reversed().drop { set.contains($0) }.reversed())
+    }
+}

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+/// An HTTP request as the key-server clients make it.
+public struct HTTPRequest: Sendable {
+    public var method: String
+    public var url: String
+    public var headers: [(String, String)]
+    public var body: [UInt8]
+    /// The whole exchange must finish within this.
+    public var timeout: Duration
+    /// A response body larger than this is refused while it arrives.
+    public var maximumResponseBytes: Int
+
+    public init(
+        method: String = "GET", url: String, headers: [(String, String)] = [], body: [UInt8] = [], timeout: Duration = .seconds(30),
+        maximumResponseBytes: Int
+    ) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.timeout = timeout
+        self.maximumResponseBytes = maximumResponseBytes
+    }
+}
+
+public struct HTTPResponse: Sendable {
+    public var status: Int
+    /// Header names in lowercase.
+    public var headers: [String: String]
+    public var body: [UInt8]
+
+    public init(status: Int, headers: [String: String] = [:], body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+}
+
+/// Why an HTTP exchange failed before a response could be judged.
+public enum HTTPError: Error, Equatable, Sendable, CustomStringConvertible {
+    case badURL(String)
+    case timedOut(url: String, after: Duration)
+    case responseTooLarge(url: String, limit: Int)
+    /// Connection refused or reset, DNS, TLS, a body cut short: the transport's own words.
+    case transport(url: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .badURL(let url): return "'\(url)' is not an http or https URL"
+        case .timedOut(let url, let after): return "\(url): no complete answer within \(after)"
+        case .responseTooLarge(let url, let limit): return "\(url): response larger than \(limit) bytes"
+        case .transport(let url, let reason): return "\(url): \(reason)"
+        }
+    }
+
+    /// Whether trying again later may help (timeouts and transport failures), as opposed to a
+    /// response that will not change.
+    public var isTransient: Bool {
+        switch self {
+        case .timedOut, .transport: return true
+        case .badURL, .responseTooLarge: return false
+        }
+    }
+}
+
+/// Sends HTTP requests. Production uses `URLSessionTransport`; every client takes one, so tests can
+/// point them at a real server on loopback.
+public protocol HTTPTransport: Sendable {
+    func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse
+}
+
+/// Waits between retries. Production sleeps on the continuous clock; tests record the delays and
+/// return at once, so a retry test never waits for time to pass.
+public protocol RetrySleeper: Sendable {
+    func sleep(for duration: Duration) async throws
+}
+
+public struct ContinuousSleeper: RetrySleeper {
+    public init() {}
+    public func sleep(for duration: Duration) async throws {
+        try await Task.sleep(for: duration, clock: .continuous)
+    }
+}

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+public import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Glibc
+
+/// A real HTTP server on loopback (testbed/http_fixture.py) that a test scripts route by route. It
+/// is ended by its PID when the value goes away.
+public final class HTTPFixture: @unchecked Sendable {
+    // @unchecked: `process` is set in init and only read after.
+    private let process: Process
+    public let port: Int
+
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    public init() throws {
+        var script = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { script.deleteLastPathComponent() }  // Tests/TestSupport/HTTPFixture.swift → root
+        script.appendPathComponent("testbed/http_fixture.py")
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", script.path]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            line.append(chunk)
+        }
+        let text = String(decoding: line, as: UTF8.self)
+        guard text.hasPrefix("port "), let port = Int(text.dropFirst(5).prefix { $0.isNumber }) else {
+            process.terminate()
+            throw ToolRunnerError(message: "the HTTP fixture did not start: '\(text)'")
+        }
+        self.port = port
+    }
+
+    deinit {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// How one path answers.
+    public struct Route: Sendable {
+        public var status = 200
+        public var body: [UInt8] = []
+        public var headers: [String: String] = [:]
+        public var delaySeconds = 0.0
+        public var truncate = false
+        public var repeatBody = 1
+        public var failTimes = 0
+
+        public init(
+            status: Int = 200, body: [UInt8] = [], headers: [String: String] = [:], delaySeconds: Double = 0, truncate: Bool = false,
+            repeatBody: Int = 1, failTimes: Int = 0
+        ) {
+            self.status = status
+            self.body = body
+            self.headers = headers
+            self.delaySeconds = delaySeconds
+            self.truncate = truncate
+            self.repeatBody = repeatBody
+            self.failTimes = failTimes
+        }
+
+        public static func text(_ text: String, status: Int = 200) -> Route {
+            Route(status: status, body: Array(text.utf8), headers: ["Content-Type": "text/plain"])
+        }
+
+        public static func json(_ text: String, status: Int = 200) -> Route {
+            Route(status: status, body: Array(text.utf8), headers: ["Content-Type": "application/json"])
+        }
+    }
+
+    /// Sets (or replaces) the answers of some paths.
+    public func set(_ routes: [String: Route]) async throws {
+        var object = [String: Any]()
+        for (path, route) in routes {
+            object[path] = [
+                "status": route.status, "body_b64": Data(route.body).base64EncodedString(), "headers": route.headers,
+                "delay": route.delaySeconds, "truncate": route.truncate, "repeat_body": route.repeatBody, "fail_times": route.failTimes,
+            ]
+        }
+        _ = try await call("/_control/routes", body: try JSONSerialization.data(withJSONObject: object))
+    }
+
+    /// A request the server received.
+    public struct Request: Sendable {
+        public var method: String
+        public var path: String
+        /// Header names in lowercase.
+        public var headers: [String: String]
+        public var body: Data
+    }
+
+    /// Every request received, oldest first (control calls excluded).
+    public func requests() async throws -> [Request] {
+        let data = try await call("/_requests", body: nil)
+        let list = try JSONSerialization.jsonObject(with: data) as? [[String: Any]] ?? []
+        return list.map {
+            Request(
+                method: $0["method"] as? String ?? "", path: $0["path"] as? String ?? "",
+                headers: ($0["headers"] as? [String: String]) ?? [:],
+                body: Data(base64Encoded: $0["body"] as? String ?? "") ?? Data())
+        }
+    }
+
+    private func call(_ path: String, body: Data?) async throws -> Data {
+        var request = URLRequest(url: URL(string: baseURL + path)!)
+        request.httpMethod = body == nil ? "GET" : "POST"
+        request.httpBody = body
+        let (data, _) = try await URLSession.shared.data(for: request)
+        return data
+    }
+}
