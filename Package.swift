@@ -61,6 +61,13 @@ let package = Package(
             ],
             exclude: ["Generated/README.md"],
             swiftSettings: strictSwift),
+        // Matching, exposure windows, v1/v2/per-day scoring, the detection worker.
+        .target(
+            name: "Detection",
+            dependencies: [
+                "ENCore", "ENCrypto", "ContactLog", "KeyFiles", "Storage", .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift),
         .target(
             name: "GaenCtlCommands",
             dependencies: [
@@ -80,7 +87,7 @@ let package = Package(
         .executableTarget(
             name: "gaen-bench",
             dependencies: [
-                "ENCore", "ENCrypto", "CGaendBench", "ContactLog", "Storage", "KeyFiles",
+                "ENCore", "ENCrypto", "CGaendBench", "ContactLog", "Storage", "KeyFiles", "Detection",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -108,6 +115,11 @@ let package = Package(
             name: "KeyFilesTests",
             dependencies: ["KeyFiles", "ENCore", "ENCrypto", "Storage", "GaendTestSupport"],
             resources: [.copy("Fixtures")],
+            swiftSettings: strictSwift),
+        .testTarget(
+            name: "DetectionTests",
+            dependencies: ["Detection", "ContactLog", "KeyFiles", "ENCore", "ENCrypto", "Storage", "GaendTestSupport",
+                .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSwift),
         .testTarget(
             name: "ContactLogTests",

@@ -11,11 +11,12 @@ public final class ExposureKeyCrypto {
     private let hkdf = ZeroSaltHKDF()
     private let ecb: AESContext
     private let ctr: AESContext
-    /// Padded-data blocks for the last interval range asked for, reused while the start is the same
-    /// (diagnosis keys of one day share their rolling start, so this is built once a day's keys).
+    /// Padded-data blocks of 144 intervals for up to 16 rolling starts, kept by day number modulo 16:
+    /// the keys of a file cover 14 days in random order, so each day's blocks are written once and
+    /// reused, never rebuilt per key.
     private var paddedData: UnsafeMutableRawBufferPointer
-    private var paddedDataStart: ENIntervalNumber?
-    private var paddedDataCount = 0
+    private var paddedDataStarts = [UInt32](repeating: UInt32.max, count: ExposureKeyCrypto.paddedDataSlots)
+    private static let paddedDataSlots = 16
 
     /// The most RPIs one call derives: a day's worth.
     public static let maximumBatch = Int(ENIntervalNumber.perDay)
@@ -25,9 +26,9 @@ public final class ExposureKeyCrypto {
         precondition(MemoryLayout<RollingProximityIdentifier>.stride == 16, "RPIs must be 16 contiguous bytes")
         ecb = try AESContext(.ecb)
         ctr = try AESContext(.ctr)
-        paddedData = .allocate(byteCount: Self.maximumBatch * 16, alignment: 16)
+        paddedData = .allocate(byteCount: Self.paddedDataSlots * Self.maximumBatch * 16, alignment: 64)
         // Every block starts with the same 12 bytes; only the interval numbers change later.
-        for index in 0..<Self.maximumBatch {
+        for index in 0..<(Self.paddedDataSlots * Self.maximumBatch) {
             RollingProximityIdentifier.writePaddedData(for: ENIntervalNumber(rawValue: 0), to: paddedData.baseAddress! + index * 16)
         }
     }
@@ -62,12 +63,10 @@ public final class ExposureKeyCrypto {
         into output: UnsafeMutablePointer<RollingProximityIdentifier>
     ) {
         precondition((1...Self.maximumBatch).contains(count), "RPI batch of \(count) outside 1...\(Self.maximumBatch)")
-        preparePaddedData(start: start, count: count)
+        let blocks = paddedDataBlocks(start: start)
         withUnsafeBytes(of: rpik.bytes.words) { key in
             // RollingProximityIdentifier is a struct of one Bytes16: 16 contiguous bytes each.
-            ecb.encrypt(
-                key: key.baseAddress!, iv: nil, input: paddedData.baseAddress!, output: UnsafeMutableRawPointer(output),
-                count: count * 16)
+            ecb.encrypt(key: key.baseAddress!, iv: nil, input: blocks, output: UnsafeMutableRawPointer(output), count: count * 16)
         }
     }
 
@@ -121,18 +120,19 @@ public final class ExposureKeyCrypto {
         return output
     }
 
-    /// Writes the interval numbers of `count` blocks from `start` into the padded-data buffer, whose
-    /// constant prefixes were written at init. Keys of one day share the start, so mostly this
-    /// returns at once.
-    private func preparePaddedData(start: ENIntervalNumber, count: Int) {
-        if paddedDataStart == start, paddedDataCount >= count { return }
-        let base = paddedData.baseAddress! + 12
-        var interval = start.rawValue
-        for index in 0..<count {
-            base.storeBytes(of: interval.littleEndian, toByteOffset: index * 16, as: UInt32.self)
-            interval &+= 1
+    /// The 144 padded-data blocks from `start`, from the slot of its day; a slot holding another start
+    /// gets its interval numbers rewritten (the constant prefixes were written at init).
+    private func paddedDataBlocks(start: ENIntervalNumber) -> UnsafeRawPointer {
+        let slot = Int((start.rawValue / ENIntervalNumber.perDay) % UInt32(Self.paddedDataSlots))
+        let base = paddedData.baseAddress! + slot * Self.maximumBatch * 16
+        if paddedDataStarts[slot] != start.rawValue {
+            var interval = start.rawValue
+            for index in 0..<Self.maximumBatch {
+                base.storeBytes(of: interval.littleEndian, toByteOffset: index * 16 + 12, as: UInt32.self)
+                interval &+= 1
+            }
+            paddedDataStarts[slot] = start.rawValue
         }
-        paddedDataStart = start
-        paddedDataCount = count
+        return UnsafeRawPointer(base)
     }
 }

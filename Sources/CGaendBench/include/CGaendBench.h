@@ -18,4 +18,14 @@ int cgaend_bench_plain_derive(const uint8_t *teks, const uint32_t *starts, size_
 /// floor for the Swift code: what is left between them is the cost of Swift, not of the method.
 int cgaend_bench_floor_derive(const uint8_t *teks, const uint32_t *starts, size_t count, uint8_t *xor_out);
 
+/// A plain open-addressing hash set of 16-byte RPIs (linear probing, the first 8 bytes as hash),
+/// the "simple hash set" of the matching baseline. Returns NULL if memory runs out.
+void *cgaend_bench_set_build(const uint8_t *rpis, size_t count);
+void cgaend_bench_set_free(void *set);
+
+/// The plain matching loop: for each key, HKDF by two one-shot HMAC-SHA256 calls, 144 RPIs with a
+/// reused AES-128-ECB context, and a lookup of each in the set. Returns the number of keys with at
+/// least one RPI in the set, or -1 if libcrypto failed.
+long cgaend_bench_plain_match(const uint8_t *teks, const uint32_t *starts, size_t count, const void *set);
+
 #endif

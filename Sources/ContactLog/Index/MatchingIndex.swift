@@ -58,8 +58,19 @@ public final class MatchingIndex: @unchecked Sendable {
     /// Whether `rpi` was heard in the indexed days.
     @inline(__always)
     public func contains(_ rpi: RollingProximityIdentifier) -> Bool {
-        table.head(of: rpi.bytes) != 0
+        table.mayContain(rpi.bytes) && table.head(of: rpi.bytes) != 0
     }
+
+    /// Whether `rpi` may have been heard: no false negatives, about 1 % false positives. One load
+    /// from a bit array small enough to stay in the core's cache, so matching asks this 144 times a
+    /// key and goes to the table only for the few that pass.
+    @inline(__always)
+    public func mayContain(_ rpi: RollingProximityIdentifier) -> Bool {
+        table.mayContain(rpi.bytes)
+    }
+
+    /// The filter as a value the matcher's inner loop can inline (the index outlives it).
+    public var filter: RPIFilter { table.filterView }
 
     /// The aggregates of `rpi`, newest first.
     public func aggregates(of rpi: RollingProximityIdentifier) -> [ContactAggregate] {
@@ -76,7 +87,7 @@ public final class MatchingIndex: @unchecked Sendable {
         return result
     }
 
-    /// Bytes the index holds: the records and the table.
+    /// Bytes the index holds: the records, the table and the filter.
     public var memoryBytes: Int { table.memoryBytes }
 }
 
@@ -90,10 +101,21 @@ private final class RecordTable {
     private let slots: UnsafeMutableBufferPointer<UInt64>
     private let shift: UInt64
     private let seed: (UInt64, UInt64)
+    /// A blocked Bloom filter over the distinct RPIs: one 64-bit word per probe, two bits set per RPI.
+    private let filter: UnsafeMutableBufferPointer<UInt64>
+    private let filterShift: UInt64
     private(set) var count = 0
     private(set) var distinct = 0
 
     init(capacity: Int, seed: (UInt64, UInt64)) {
+        // 32 bits per possible RPI (at least 64 Kibit): about 0.4 % false positives when every
+        // aggregate has its own RPI, far fewer when RPIs repeat. 100,000 RPIs take 512 KiB, which
+        // stays in a core's L2 cache.
+        var filterWords = 1024
+        while filterWords * 64 < capacity * 32 { filterWords <<= 1 }
+        filter = .allocate(capacity: filterWords)
+        filter.initialize(repeating: 0)
+        filterShift = UInt64(64 - filterWords.trailingZeroBitCount)
         // At most three quarters full even if every aggregate had its own RPI; real logs hear each
         // RPI in several windows, so the table is usually far emptier.
         var slotCount = 16
@@ -109,9 +131,24 @@ private final class RecordTable {
     deinit {
         slots.deallocate()
         records.deallocate()
+        filter.deallocate()
     }
 
-    var memoryBytes: Int { records.count + slots.count * MemoryLayout<UInt64>.stride }
+    var memoryBytes: Int { records.count + (slots.count + filter.count) * MemoryLayout<UInt64>.stride }
+
+    var filterView: RPIFilter {
+        RPIFilter(words: UnsafePointer(filter.baseAddress!), shift: filterShift, seed: seed)
+    }
+
+    @inline(__always)
+    func mayContain(_ rpi: Bytes16) -> Bool {
+        filterView.mayContain(RollingProximityIdentifier(rpi))
+    }
+
+    @inline(__always)
+    private func filterProbe(_ rpi: Bytes16) -> (Int, UInt64) {
+        RPIFilter.probe(RPIFilter.hash(rpi, seed: seed), shift: filterShift)
+    }
 
     /// Copies an intact aggregate record in and links it to its RPI. Records beyond the capacity
     /// (a segment that grew since its size was read) wait for the next build.
@@ -123,7 +160,11 @@ private final class RecordTable {
         let rpi = Bytes16(loadingFrom: destination + 4)
         let slot = findSlot(rpi)
         let previous = slots[slot]
-        if previous == 0 { distinct += 1 }
+        if previous == 0 {
+            distinct += 1
+            let (word, bits) = filterProbe(rpi)
+            filter[word] |= bits
+        }
         // The checksum field becomes the link to the RPI's previous aggregate (0 = none).
         destination.storeBytes(of: UInt32(truncatingIfNeeded: previous), toByteOffset: 44, as: UInt32.self)
         slots[slot] = UInt64(Self.fingerprint(rpi)) << 32 | UInt64(count + 1)
@@ -158,17 +199,51 @@ private final class RecordTable {
         }
     }
 
-    /// A keyed mix of both words; the top bits pick the slot.
     @inline(__always)
     private func hash(_ rpi: Bytes16) -> UInt64 {
-        var x = (rpi.words.0 ^ seed.0) &* 0x9E37_79B9_7F4A_7C15
-        x ^= (rpi.words.1 &* seed.1)
-        x ^= x >> 29
-        return x &* 0xBF58_476D_1CE4_E5B9
+        RPIFilter.hash(rpi, seed: seed)
     }
 
     @inline(__always)
     private static func fingerprint(_ rpi: Bytes16) -> UInt32 {
         UInt32(truncatingIfNeeded: rpi.words.1 >> 32)
+    }
+}
+
+/// The index's blocked Bloom filter as a plain value, so that code in other modules can inline the
+/// probe into its innermost loop. Valid only while its `MatchingIndex` lives.
+@frozen
+public struct RPIFilter: @unchecked Sendable {
+    // @unchecked: the words are written only while the index is built, read-only afterwards.
+    @usableFromInline let words: UnsafePointer<UInt64>
+    @usableFromInline let shift: UInt64
+    @usableFromInline let seed: (UInt64, UInt64)
+
+    init(words: UnsafePointer<UInt64>, shift: UInt64, seed: (UInt64, UInt64)) {
+        self.words = words
+        self.shift = shift
+        self.seed = seed
+    }
+
+    /// No false negatives; about 0.4 % false positives.
+    @inlinable @inline(__always)
+    public func mayContain(_ rpi: RollingProximityIdentifier) -> Bool {
+        let (word, bits) = Self.probe(Self.hash(rpi.bytes, seed: seed), shift: shift)
+        return words[word] & bits == bits
+    }
+
+    /// Multiply-shift hashing of both words with a random per-index seed (seed.1 odd), so chosen
+    /// RPIs cannot be made to collide; only the high bits are used, which depend on every input bit.
+    @inlinable @inline(__always)
+    static func hash(_ rpi: Bytes16, seed: (UInt64, UInt64)) -> UInt64 {
+        ((rpi.words.0 ^ seed.0) &* 0x9E37_79B9_7F4A_7C15) ^ (rpi.words.1 &* seed.1)
+    }
+
+    /// The filter word of a hash and the two bits in it: the word from the top bits, the bits from
+    /// the twelve below the top twenty-four (filters stay under 2^24 words).
+    @inlinable @inline(__always)
+    static func probe(_ hash: UInt64, shift: UInt64) -> (Int, UInt64) {
+        let bits = (1 as UInt64) << ((hash >> 28) & 63) | (1 as UInt64) << ((hash >> 34) & 63)
+        return (Int(truncatingIfNeeded: hash >> shift), bits)
     }
 }

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+public import ENCore
+public import KeyFiles
+
+/// One scan's worth of sightings of a key (Google's and Apple's `ScanInstance`).
+public struct ScanInstance: Hashable, Sendable, Codable {
+    /// The rounded mean attenuation over the instance's reports, dB.
+    public var typicalAttenuation: Int
+    /// The lowest attenuation (strongest signal) in the instance, dB.
+    public var minimumAttenuation: Int
+    /// Time since the previous scan ended, in whole minutes as Google counts it: 0…300, 120 if unknown.
+    public var secondsSinceLastScan: Int
+
+    public init(typicalAttenuation: Int, minimumAttenuation: Int, secondsSinceLastScan: Int) {
+        self.typicalAttenuation = typicalAttenuation
+        self.minimumAttenuation = minimumAttenuation
+        self.secondsSinceLastScan = secondsSinceLastScan
+    }
+}
+
+/// Up to 30 minutes of sightings of one diagnosis key (Apple's `ENExposureWindow`). Carries no key
+/// and no identifier: windows are what may be kept and shown.
+public struct ExposureWindow: Hashable, Sendable {
+    /// The UTC day the window started.
+    public var day: UTCDay
+    /// The report type, with the configured value in place of a missing one (`.unknown` if none).
+    public var reportType: ReportType
+    public var infectiousness: Infectiousness
+    public var calibrationConfidence: CalibrationConfidence
+    /// The key's transmission risk level (kept for v1 scoring).
+    public var transmissionRiskLevel: Int
+    public var scanInstances: [ScanInstance]
+
+    public init(
+        day: UTCDay, reportType: ReportType, infectiousness: Infectiousness, calibrationConfidence: CalibrationConfidence,
+        transmissionRiskLevel: Int, scanInstances: [ScanInstance]
+    ) {
+        self.day = day
+        self.reportType = reportType
+        self.infectiousness = infectiousness
+        self.calibrationConfidence = calibrationConfidence
+        self.transmissionRiskLevel = transmissionRiskLevel
+        self.scanInstances = scanInstances
+    }
+}
