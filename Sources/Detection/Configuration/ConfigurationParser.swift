@@ -154,7 +154,7 @@ extension ExposureConfiguration {
 
         func number(_ key: String, in range: ClosedRange<Double>) throws(ConfigurationError) -> Double? {
             guard let raw = object[key] else { return nil }
-            guard let value = (raw as? NSNumber).map({ $0.doubleValue }), !(raw is Bool), value.isFinite, range.contains(value) else {
+            guard !Self.isBoolean(raw), let value = (raw as? NSNumber).map({ $0.doubleValue }), value.isFinite, range.contains(value) else {
                 throw ConfigurationError(key: key, problem: "\(raw) is not a number in \(Self.text(range.lowerBound))...\(Self.text(range.upperBound))")
             }
             return value
@@ -162,7 +162,9 @@ extension ExposureConfiguration {
 
         func integer(_ key: String, in range: ClosedRange<Int>) throws(ConfigurationError) -> Int? {
             guard let raw = object[key] else { return nil }
-            guard let value = raw as? Int, !(raw is Bool), range.contains(value) else {
+            guard !Self.isBoolean(raw), let number = raw as? NSNumber, Double(number.intValue) == number.doubleValue,
+                case let value = number.intValue, range.contains(value)
+            else {
                 throw ConfigurationError(key: key, problem: "\(raw) is not an integer in \(range.lowerBound)...\(range.upperBound)")
             }
             return value
@@ -170,13 +172,15 @@ extension ExposureConfiguration {
 
         func scores(_ key: String, alias: String) throws(ConfigurationError) -> [Int]? {
             guard let name = object[key] != nil ? key : (object[alias] != nil ? alias : nil) else { return nil }
-            guard let values = object[name] as? [Int], values.count == 8 else {
+            guard let values = object[name] as? [Any], values.count == 8,
+                case let numbers = values.compactMap({ Self.isBoolean($0) ? nil : ($0 as? NSNumber)?.intValue }), numbers.count == 8
+            else {
                 throw ConfigurationError(key: name, problem: "expected 8 integers")
             }
-            guard values.allSatisfy({ (0...8).contains($0) }) else {
+            guard numbers.allSatisfy({ (0...8).contains($0) }) else {
                 throw ConfigurationError(key: name, problem: "every score must be 0...8")
             }
-            return values
+            return numbers
         }
 
         func thresholds(_ key: String) throws(ConfigurationError) -> [Int]? {
@@ -188,6 +192,12 @@ extension ExposureConfiguration {
                 throw ConfigurationError(key: key, problem: "\(values) must be strictly increasing dB values in 0...255")
             }
             return values
+        }
+
+        /// JSON `true`/`false`: Foundation on Linux gives them as a boolean subclass of NSNumber, which
+        /// `as? Int` would also accept, so `true` would pass for 1.
+        static func isBoolean(_ value: Any) -> Bool {
+            value is NSNumber && ObjectIdentifier(type(of: value)) != ObjectIdentifier(NSNumber.self)
         }
 
         static func text(_ value: Double) -> String {
