@@ -71,7 +71,7 @@ let package = Package(
         .target(
             name: "GaenCtlCommands",
             dependencies: [
-                "ENCore", "ENCrypto", "KeySchedule", "Storage", "ContactLog", "KeyFiles",
+                "ENCore", "ENCrypto", "KeySchedule", "Storage", "ContactLog", "KeyFiles", "Detection",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSwift),
@@ -132,7 +132,7 @@ let package = Package(
         .testTarget(
             name: "GaenCtlTests",
             dependencies: [
-                "GaenCtlCommands", "gaenctl", "gaend", "ENCore", "ENCrypto", "KeySchedule", "Storage", "ContactLog", "KeyFiles",
+                "GaenCtlCommands", "gaenctl", "gaend", "ENCore", "ENCrypto", "KeySchedule", "Storage", "ContactLog", "KeyFiles", "Detection",
                 "GaendTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -2,6 +2,7 @@
 
 import ArgumentParser
 import ENCore
+import Storage
 import ENCrypto
 
 /// `gaenctl tools derive`: the values a TEK produces, for checking against other implementations.

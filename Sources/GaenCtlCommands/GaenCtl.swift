@@ -69,6 +69,6 @@ struct Tools: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Offline tools: derive keys, build and parse advertisements, read a data directory.",
         subcommands: [
-            DeriveTool.self, PayloadTool.self, ParseAdvTool.self, KeysTool.self, LogTool.self, InspectTool.self, ExportTool.self,
+            DeriveTool.self, PayloadTool.self, ParseAdvTool.self, KeysTool.self, LogTool.self, InspectTool.self, ExportTool.self, MatchTool.self,
         ])
 }

@@ -2,6 +2,7 @@
 
 import ArgumentParser
 import ENCore
+import Storage
 import ENCrypto
 import Foundation
 import KeyFiles
@@ -37,19 +38,7 @@ struct InspectTool: ParsableCommand {
     var json = false
 
     func run() throws {
-        guard publicKey.count == keyId.count, keyId.count == keyVersion.count else {
-            throw UsageError(
-                "--public-key", "give --public-key, --key-id and --key-version together (\(publicKey.count), \(keyId.count), \(keyVersion.count) given)")
-        }
-        var trusted = [VerificationKey]()
-        for (index, path) in publicKey.enumerated() {
-            guard let data = FileManager.default.contents(atPath: path) else { throw UsageError("--public-key", "\(path) cannot be read") }
-            do {
-                trusted.append(try VerificationKey(keyID: keyId[index], keyVersion: keyVersion[index], pem: String(decoding: data, as: UTF8.self)))
-            } catch {
-                throw UsageError("--public-key", "\(path): \(error.reason)")
-            }
-        }
+        let trusted = try TrustedKeyArguments.keys(publicKey: publicKey, keyId: keyId, keyVersion: keyVersion)
         let policy = SignaturePolicy(trustedKeys: trusted, lenient: lenient)
         var reports = [JSONValue]()
         var allVerified = true

@@ -3,6 +3,7 @@
 import ArgumentParser
 import ContactLog
 import ENCore
+import Storage
 
 /// `gaenctl tools log export`: an owner's own data, aggregate by aggregate.
 struct LogExportTool: ParsableCommand {

@@ -24,10 +24,13 @@ struct LogToolOptions: ParsableArguments {
     var json = false
 
     /// The data directory, which must exist.
-    func dataDirectory() throws -> DataDirectory {
-        let directory = DataDirectory(path: dataDir)
+    func dataDirectory() throws -> DataDirectory { try Self.existingDirectory(dataDir) }
+
+    /// `path` as a data directory, which must exist (exit 1, or 4 when permissions refuse it).
+    static func existingDirectory(_ path: String) throws -> DataDirectory {
+        let directory = DataDirectory(path: path)
         do {
-            guard try directory.exists() else { throw OperationError("--data-dir: \(dataDir) does not exist") }
+            guard try directory.exists() else { throw OperationError("--data-dir: \(path) does not exist") }
         } catch let error as FileSystemError {
             throw OperationError("--data-dir: \(error)", exitCode: error.errno == EACCES ? .notAuthorized : .operationFailed)
         }

@@ -3,6 +3,7 @@
 import ArgumentParser
 import ContactLog
 import ENCore
+import Storage
 
 /// `gaenctl tools log verify`: every segment and record checked; exit 0 only when all is intact.
 struct LogVerifyTool: ParsableCommand {

@@ -2,6 +2,7 @@
 
 import ArgumentParser
 import ENCore
+import Storage
 
 /// `gaenctl tools parse-adv`: decode advertising data as gaend's scanner does.
 struct ParseAdvTool: ParsableCommand {

@@ -2,6 +2,7 @@
 
 import ArgumentParser
 import ENCore
+import Storage
 
 /// `gaenctl tools payload`: the advertising data gaend would broadcast for an RPI and AEM.
 struct PayloadTool: ParsableCommand {

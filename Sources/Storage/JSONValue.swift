@@ -5,6 +5,8 @@
 public enum JSONValue: Equatable, Sendable {
     case string(String)
     case int(Int64)
+    /// A finite number; written without exponent, integers without a fraction.
+    case number(Double)
     case bool(Bool)
     case null
     case array([JSONValue])
@@ -23,6 +25,14 @@ public enum JSONValue: Equatable, Sendable {
         switch self {
         case .string(let value): Self.writeString(value, to: &text)
         case .int(let value): text += String(value)
+        case .number(let value):
+            if !value.isFinite {
+                text += "null"
+            } else if value == value.rounded(), abs(value) < 1e15 {
+                text += String(Int64(value))
+            } else {
+                text += "\(value)"
+            }
         case .bool(let value): text += value ? "true" : "false"
         case .null: text += "null"
         case .array(let values):

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+import ENCore
+import KeyFiles
+public import Storage
+
+extension DetectionResult {
+    /// The result as JSON, for `gaenctl tools match --json`, the stored results and the D-Bus API.
+    /// Windows and summaries only: no key, no identifier.
+    public var json: JSONValue {
+        var members: [(String, JSONValue)] = [
+            (
+                "files",
+                .array(
+                    files.map {
+                        .object([
+                            ("name", .string($0.name)), ("verdict", .string($0.verdict.name)),
+                            ("reason", $0.verdict.reason.map { .string($0) } ?? .null), ("keys", .int(Int64($0.keys))),
+                        ])
+                    })
+            ),
+            (
+                "statistics",
+                .object([
+                    ("keys", .int(Int64(statistics.keys))), ("keys_skipped", .int(Int64(statistics.keysSkipped))),
+                    ("matched_keys", .int(Int64(statistics.matchedKeys))),
+                ])
+            ),
+            ("windows", .array(windows.map(Self.json))),
+            ("daily_summaries", .array(dailySummaries.map(Self.json))),
+        ]
+        if let v1Summary {
+            members.append(
+                (
+                    "v1_summary",
+                    .object([
+                        ("days_since_last_exposure", v1Summary.daysSinceLastExposure.map { .int(Int64($0)) } ?? .null),
+                        ("matched_key_count", .int(Int64(v1Summary.matchedKeyCount))),
+                        ("maximum_risk_score", .int(Int64(v1Summary.maximumRiskScore))),
+                        ("attenuation_durations_minutes", .array(v1Summary.attenuationDurationsMinutes.map { .int(Int64($0)) })),
+                    ])
+                ))
+            members.append(
+                (
+                    "v1_exposures",
+                    .array(
+                        v1Exposures.map {
+                            .object([
+                                ("date", .string($0.date.description)), ("duration_minutes", .int(Int64($0.durationMinutes))),
+                                ("attenuation_value", .int(Int64($0.attenuationValue))),
+                                ("transmission_risk_level", .int(Int64($0.transmissionRiskLevel))),
+                                ("total_risk_score", .int(Int64($0.totalRiskScore))),
+                                ("attenuation_durations_seconds", .array($0.attenuationDurations.map { .int(Int64($0)) })),
+                            ])
+                        })
+                ))
+        }
+        if !perDay.isEmpty {
+            members.append(
+                (
+                    "per_day",
+                    .array(
+                        perDay.map {
+                            .object([
+                                ("day", .string($0.day.description)), ("low_minutes", .number($0.lowMinutes)),
+                                ("medium_minutes", .number($0.mediumMinutes)), ("weighted_minutes", .number($0.weightedMinutes)),
+                                ("exposed", .bool($0.exposed)),
+                            ])
+                        })
+                ))
+        }
+        return .object(members)
+    }
+
+    static func json(_ window: ExposureWindow) -> JSONValue {
+        .object([
+            ("day", .string(window.day.description)), ("report_type", .string(window.reportType.description)),
+            ("infectiousness", .string(window.infectiousness.description)),
+            ("calibration_confidence", .string(window.calibrationConfidence.description)),
+            (
+                "scan_instances",
+                .array(
+                    window.scanInstances.map {
+                        .object([
+                            ("typical_attenuation", .int(Int64($0.typicalAttenuation))),
+                            ("minimum_attenuation", .int(Int64($0.minimumAttenuation))),
+                            ("seconds_since_last_scan", .int(Int64($0.secondsSinceLastScan))),
+                        ])
+                    })
+            ),
+        ])
+    }
+
+    static func json(_ summary: DailySummary) -> JSONValue {
+        func data(_ value: SummaryData) -> [(String, JSONValue)] {
+            [
+                ("maximum_score", .number(value.maximumScore)), ("score_sum", .number(value.scoreSum)),
+                ("weighted_duration_sum", .number(value.weightedDurationSum)),
+            ]
+        }
+        let byType = summary.byReportType.sorted { $0.key.rawValue < $1.key.rawValue }.map {
+            (ReportType(rawValue: Int32($0.key.rawValue))!.description, JSONValue.object(data($0.value)))
+        }
+        return .object([("day", .string(summary.day.description))] + data(summary.total) + [("by_report_type", .object(byType))])
+    }
+}

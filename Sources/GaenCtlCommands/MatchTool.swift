@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+import ArgumentParser
+import ContactLog
+import Detection
+import ENCore
+import ENCrypto
+import Foundation
+import KeyFiles
+import Storage
+
+/// `gaenctl tools match`: the whole detection pipeline, offline, on a data directory and key files.
+struct MatchTool: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "match",
+        abstract: "Match key files against a contact log and print exposure windows and summaries.",
+        discussion: """
+            Only verified files are matched (trusted keys as in `tools inspect`). CONFIG.json is the \
+            health authority's configuration in the sample apps' v1 or v2 shape (docs/detection.md). \
+            Exit 0 when every file verified, 1 otherwise.
+            """)
+
+    @Option(help: "The daemon's data directory (its contacts/ log is read).")
+    var dataDir: String
+
+    @Option(help: "The exposure configuration (JSON).")
+    var config: String
+
+    @Argument(help: "Key files (zip archives).")
+    var files: [String]
+
+    @Option(help: "A trusted public key (PEM file); repeat with --key-id and --key-version.")
+    var publicKey: [String] = []
+
+    @Option(help: "The key id files name the trusted key by.")
+    var keyId: [String] = []
+
+    @Option(help: "The key version files name the trusted key by.")
+    var keyVersion: [String] = []
+
+    @Flag(help: "Accept algorithm names, raw r‖s signatures and a missing key id (old test files only).")
+    var lenient = false
+
+    @Option(help: "The UTC day to count days-since-exposure from, YYYY-MM-DD (default: today).")
+    var today: String?
+
+    @Flag(help: "Print one JSON object.")
+    var json = false
+
+    func run() async throws {
+        let trusted = try TrustedKeyArguments.keys(publicKey: publicKey, keyId: keyId, keyVersion: keyVersion)
+        guard let configData = FileManager.default.contents(atPath: config) else { throw UsageError("--config", "\(config) cannot be read") }
+        let configuration: ExposureConfiguration
+        do {
+            configuration = try ExposureConfiguration(json: configData)
+        } catch {
+            throw UsageError("--config", "\(config): \(error)")
+        }
+        let day = try parseDay(today, argument: "--today") ?? UTCDay(containing: SystemWallClock().now())
+        var inputs = [(name: String, bytes: [UInt8])]()
+        for path in files {
+            guard let data = FileManager.default.contents(atPath: path) else { throw OperationError("\(path) cannot be read") }
+            inputs.append((path, [UInt8](data)))
+        }
+        let directory = try LogToolOptions.existingDirectory(dataDir)
+        let pipeline = DetectionPipeline(
+            reader: ContactLogReader(dataDirectory: directory), policy: SignaturePolicy(trustedKeys: trusted, lenient: lenient),
+            parallelism: ProcessInfo.processInfo.activeProcessorCount)
+        let result: DetectionResult
+        do {
+            result = try await pipeline.run(files: inputs, configuration: configuration, today: day)
+        } catch {
+            throw OperationError("\(error)")
+        }
+        if json {
+            print(result.json.serialized())
+        } else {
+            Self.printText(result)
+        }
+        if !result.files.allSatisfy(\.verdict.isVerified) { throw ExitCode(GaenCtlExitCode.operationFailed.rawValue) }
+    }
+
+    static func printText(_ result: DetectionResult) {
+        for file in result.files {
+            print("\(file.name): \(file.verdict), \(file.keys) keys")
+        }
+        print("\(result.statistics.keys) keys matched against the log: \(result.statistics.matchedKeys) heard, \(result.windows.count) exposure windows")
+        for window in result.windows.sorted(by: { $0.day < $1.day }) {
+            let instances = window.scanInstances.map { "\($0.typicalAttenuation)/\($0.minimumAttenuation) dB \($0.secondsSinceLastScan) s" }
+            print("  window \(window.day) \(window.reportType) infectiousness \(window.infectiousness): \(instances.joined(separator: ", "))")
+        }
+        for summary in result.dailySummaries {
+            print("  day \(summary.day): score sum \(summary.total.scoreSum), maximum \(summary.total.maximumScore), weighted duration \(summary.total.weightedDurationSum) s")
+        }
+        if let v1 = result.v1Summary {
+            print("  v1: \(v1.matchedKeyCount) keys, maximum risk score \(v1.maximumRiskScore), attenuation durations \(v1.attenuationDurationsMinutes) min")
+        }
+        for day in result.perDay {
+            print("  per day \(day.day): low \(day.lowMinutes) min, medium \(day.mediumMinutes) min → \(day.weightedMinutes)\(day.exposed ? " EXPOSED" : "")")
+        }
+    }
+}
+
+/// The repeated `--public-key --key-id --key-version` triples of the key-file tools.
+enum TrustedKeyArguments {
+    static func keys(publicKey: [String], keyId: [String], keyVersion: [String]) throws -> [VerificationKey] {
+        guard publicKey.count == keyId.count, keyId.count == keyVersion.count else {
+            throw UsageError(
+                "--public-key", "give --public-key, --key-id and --key-version together (\(publicKey.count), \(keyId.count), \(keyVersion.count) given)")
+        }
+        var trusted = [VerificationKey]()
+        for (index, path) in publicKey.enumerated() {
+            guard let data = FileManager.default.contents(atPath: path) else { throw UsageError("--public-key", "\(path) cannot be read") }
+            do {
+                trusted.append(try VerificationKey(keyID: keyId[index], keyVersion: keyVersion[index], pem: String(decoding: data, as: UTF8.self)))
+            } catch {
+                throw UsageError("--public-key", "\(path): \(error.reason)")
+            }
+        }
+        return trusted
+    }
+}
