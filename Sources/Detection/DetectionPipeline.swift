@@ -86,10 +86,10 @@ public struct DetectionPipeline: Sendable {
     /// Windows and every configured scoring form for a set of matches.
     public static func score(
         _ matches: [KeyMatch], statistics: MatchStatistics, files: [(name: String, verdict: Verdict, keys: Int)],
-        configuration: ExposureConfiguration, today: UTCDay
+        configuration: ExposureConfiguration, today: UTCDay, windows storedWindows: [ExposureWindow]? = nil
     ) -> DetectionResult {
         let v2 = configuration.v2 ?? V2Configuration()
-        var windows = matches.flatMap { WindowBuilder.windows(for: $0, configuration: v2) }
+        var windows = storedWindows ?? matches.flatMap { WindowBuilder.windows(for: $0, configuration: v2) }
         windows.shuffle()
         var v1Summary: V1Summary?
         var v1Exposures = [V1ExposureInfo]()

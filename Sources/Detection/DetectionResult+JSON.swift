@@ -72,7 +72,8 @@ extension DetectionResult {
         return .object(members)
     }
 
-    static func json(_ window: ExposureWindow) -> JSONValue {
+    /// A window as JSON; `ExposureWindow(json:)` reads it back.
+    public static func json(_ window: ExposureWindow) -> JSONValue {
         .object([
             ("day", .string(window.day.description)), ("report_type", .string(window.reportType.description)),
             ("infectiousness", .string(window.infectiousness.description)),

@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+public import ENCore
+
+/// The outcome of one run, as observers, the journal and the hook see it.
+public struct DetectionOutcome: Sendable {
+    public var finished: UnixTime
+    public var result: DetectionResult?
+    public var error: DetectionWorkerError?
+
+    /// Days with a v2 summary, a v1 exposure or a flagged per-day check.
+    public var exposed: Bool {
+        guard let result else { return false }
+        return !result.dailySummaries.isEmpty || (result.v1Summary?.matchedKeyCount ?? 0) > 0 || result.perDay.contains(where: \.exposed)
+    }
+}
+
+/// Told about runs as they go (the D-Bus service's signals later).
+public protocol DetectionObserver: Sendable {
+    /// Keys matched so far in the current run; called from the matching tasks, so it must be cheap
+    /// and must not block.
+    func detectionProgress(keysDone: Int)
+    /// Called from the worker's actor when a run ends, successfully or not.
+    func detectionFinished(_ outcome: DetectionOutcome) async
+}

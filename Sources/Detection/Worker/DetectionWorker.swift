@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+public import ContactLog
+public import ENCore
+public import KeyFiles
+public import Logging
+public import Storage
+import Synchronization
+
+/// The detection worker: the Linux stand-in for BGTaskScheduler and `detectExposures`.
+///
+/// A run: budget → index of pending files → download → verify → parse → match → windows → scores →
+/// persisted results → observer, journal line and hook. Runs never overlap; each has a deadline (the
+/// BGTask expiration handler) after which it is cancelled and its error recorded. A failed run gives
+/// its budget back and marks no file processed, so the next run downloads them again.
+public actor DetectionWorker {
+    public struct Settings: Sendable {
+        /// How long a run may take before it is cancelled.
+        public var deadline: Duration = .seconds(15 * 60)
+        /// The timer: every `interval`, plus or minus up to `jitter`.
+        public var interval: Duration = .seconds(4 * 3600)
+        public var jitter: Duration = .seconds(15 * 60)
+        /// Runs per 24 hours in v2 mode and in v1 mode.
+        public var runsPerDayV2 = 6
+        public var runsPerDayV1 = 20
+        public var parallelism = 2
+
+        public init() {}
+    }
+
+    private let dataDirectory: DataDirectory
+    private let downloader: KeyFileDownloader
+    private let policy: SignaturePolicy
+    private let defaultConfiguration: ExposureConfiguration
+    private let clock: any WallClock
+    private let timerSleeper: any RetrySleeper
+    private let deadlineSleeper: any RetrySleeper
+    private let observer: (any DetectionObserver)?
+    private let hook: DetectionHook?
+    private let settings: Settings
+    private let logger: Logger
+    private let budget: DetectionBudget
+    private var running = false
+    public private(set) var state: DetectionState
+
+    public init(
+        dataDirectory: DataDirectory, downloader: KeyFileDownloader, policy: SignaturePolicy, defaultConfiguration: ExposureConfiguration,
+        clock: any WallClock, timerSleeper: any RetrySleeper = ContinuousSleeper(), deadlineSleeper: any RetrySleeper = ContinuousSleeper(),
+        observer: (any DetectionObserver)? = nil,
+        hook: DetectionHook? = nil, settings: Settings = Settings(), logger: Logger = Logger(label: "gaend.detection")
+    ) {
+        self.dataDirectory = dataDirectory
+        self.downloader = downloader
+        self.policy = policy
+        self.defaultConfiguration = defaultConfiguration
+        self.clock = clock
+        self.timerSleeper = timerSleeper
+        self.deadlineSleeper = deadlineSleeper
+        self.observer = observer
+        self.hook = hook
+        self.settings = settings
+        self.logger = logger
+        budget = DetectionBudget(dataDirectory: dataDirectory)
+        state = DetectionState.load(from: dataDirectory)
+    }
+
+    /// Runs a detection now, with `configuration` or the configured one.
+    ///
+    /// - Throws: `.busy` while another run is in progress, `.rateLimited` when the budget is spent
+    ///   (with the time of the next allowed run), or the run's own failure.
+    @discardableResult
+    public func runNow(configuration: ExposureConfiguration? = nil) async throws(DetectionWorkerError) -> DetectionResult {
+        guard !running else { throw .busy }
+        let configuration = configuration ?? defaultConfiguration
+        let limit = configuration.isV1Only ? settings.runsPerDayV1 : settings.runsPerDayV2
+        let reservation = try budget.reserve(now: clock.now(), limit: limit)
+        running = true
+        defer { running = false }
+        let outcome: Result<(DetectionResult, [String]), DetectionWorkerError> = await withDeadline {
+            await self.perform(configuration: configuration)
+        }
+        switch outcome {
+        case .success(let (result, files)):
+            // Only now, with the results stored, are the files processed.
+            state.lastDetection = clock.now()
+            state.lastError = nil
+            state.lastResultJSON = result.json.serialized()
+            state.windowsJSON = JSONValue.array(result.windows.map(DetectionResult.json)).serialized()
+            try state.save(to: dataDirectory)
+            for file in files {
+                do {
+                    try downloader.markProcessed(file)
+                } catch {
+                    throw .storage("\(error)")
+                }
+            }
+            await finish(DetectionOutcome(finished: clock.now(), result: result, error: nil))
+            return result
+        case .failure(let error):
+            try? budget.giveBack(reservation, now: clock.now())
+            state.lastError = "\(error)"
+            try? state.save(to: dataDirectory)
+            await finish(DetectionOutcome(finished: clock.now(), result: nil, error: error))
+            throw error
+        }
+    }
+
+    /// Scores the stored windows of the last run with another configuration, without matching.
+    public func rescore(_ configuration: ExposureConfiguration) -> DetectionResult? {
+        guard let windows = state.storedWindows() else { return nil }
+        return DetectionPipeline.score(
+            [], statistics: MatchStatistics(), files: [], configuration: configuration, today: UTCDay(containing: clock.now()),
+            windows: windows)
+    }
+
+    /// The timer: sleeps `interval ± jitter` between runs until cancelled. Refused and failed runs
+    /// are logged and recorded; the timer goes on.
+    public func runOnTimer() async {
+        while !Task.isCancelled {
+            let delay = nextDelay()
+            state.nextDetection = clock.now().adding(seconds: Int64(delay.components.seconds))
+            try? state.save(to: dataDirectory)
+            do {
+                try await timerSleeper.sleep(for: delay)
+            } catch {
+                return
+            }
+            do {
+                try await runNow()
+            } catch {
+                logger.warning("scheduled detection did not run", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    /// The next timer delay: the interval, moved by a random amount within the jitter.
+    func nextDelay() -> Duration {
+        let jitter = Int64(settings.jitter.components.seconds)
+        let offset = jitter > 0 ? Int64.random(in: -jitter...jitter) : 0
+        return settings.interval + .seconds(offset)
+    }
+
+    // MARK: - Private
+
+    /// Keys done so far across the matching tasks.
+    private final class Progress: Sendable {
+        private let total = Mutex(0)
+        func add(_ count: Int) -> Int { total.withLock { $0 += count; return $0 } }
+    }
+
+    private func perform(configuration: ExposureConfiguration) async -> Result<(DetectionResult, [String]), DetectionWorkerError> {
+        do {
+            let pending = try await downloader.pendingFiles()
+            var files = [(name: String, bytes: [UInt8])]()
+            for url in pending {
+                try Task.checkCancellation()
+                files.append((url, try await downloader.download(url)))
+            }
+            let pipeline = DetectionPipeline(
+                reader: ContactLogReader(dataDirectory: dataDirectory), policy: policy, parallelism: settings.parallelism)
+            let observer = self.observer
+            let progress = Progress()
+            let result = try await pipeline.run(files: files, configuration: configuration, today: UTCDay(containing: clock.now())) { done in
+                observer?.detectionProgress(keysDone: progress.add(done))
+            }
+            try Task.checkCancellation()
+            return .success((result, pending))
+        } catch let error as ClientError {
+            return .failure(.download("\(error)"))
+        } catch is CancellationError {
+            return .failure(.deadlineExceeded(after: settings.deadline))
+        } catch let error as DetectionError {
+            if case .cancelled = error { return .failure(.deadlineExceeded(after: settings.deadline)) }
+            return .failure(.detection("\(error)"))
+        } catch {
+            return .failure(.detection("\(error)"))
+        }
+    }
+
+    /// Runs `body` and cancels it when the deadline passes first.
+    private func withDeadline(
+        _ body: @escaping @Sendable () async -> Result<(DetectionResult, [String]), DetectionWorkerError>
+    ) async -> Result<(DetectionResult, [String]), DetectionWorkerError> {
+        let deadline = settings.deadline
+        let sleeper = deadlineSleeper
+        return await withTaskGroup(of: Result<(DetectionResult, [String]), DetectionWorkerError>?.self) { group in
+            group.addTask { await body() }
+            group.addTask {
+                do {
+                    try await sleeper.sleep(for: deadline)
+                } catch {
+                    return nil
+                }
+                return .failure(.deadlineExceeded(after: deadline))
+            }
+            var outcome: Result<(DetectionResult, [String]), DetectionWorkerError> = .failure(.deadlineExceeded(after: deadline))
+            for await next in group {
+                guard let next else { continue }
+                outcome = next
+                break
+            }
+            group.cancelAll()
+            return outcome
+        }
+    }
+
+    private func finish(_ outcome: DetectionOutcome) async {
+        if let error = outcome.error {
+            logger.error("exposure detection failed", metadata: ["error": "\(error)"])
+        } else if let result = outcome.result {
+            // The journal line: counts only, never a key or an identifier.
+            logger.notice(
+                "exposure detection finished",
+                metadata: [
+                    "keys": "\(result.statistics.keys)", "matchedKeys": "\(result.statistics.matchedKeys)",
+                    "windows": "\(result.windows.count)", "exposedDays": "\(result.dailySummaries.count)",
+                ])
+        }
+        await observer?.detectionFinished(outcome)
+        if let hook {
+            let status = await hook.run(for: outcome)
+            if status != 0 { logger.warning("detection hook failed", metadata: ["command": "\(hook.command)", "status": "\(String(describing: status))"]) }
+        }
+    }
+}

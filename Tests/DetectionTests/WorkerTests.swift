@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+import ContactLog
+import Detection
+import ENCore
+import ENCrypto
+import Foundation
+import GaendTestSupport
+import KeyFiles
+import Logging
+import Storage
+import Synchronization
+import Testing
+
+/// Returns at once, recording the delays asked for; after `limit` calls it throws, which ends a timer.
+final class CountingSleeper: RetrySleeper {
+    private let delays = Mutex<[Duration]>([])
+    let limit: Int
+    init(limit: Int = .max) { self.limit = limit }
+    var recorded: [Duration] { delays.withLock { $0 } }
+    func sleep(for duration: Duration) async throws {
+        let count = delays.withLock { $0.append(duration); return $0.count }
+        if count > limit { throw CancellationError() }
+    }
+}
+
+/// Waits until cancelled, as a deadline that is far away.
+struct DistantSleeper: RetrySleeper {
+    func sleep(for duration: Duration) async throws {
+        try await Task.sleep(for: .seconds(86_400))
+    }
+}
+
+/// A transport that never answers until cancelled, and says when it was called.
+final class HangingTransport: HTTPTransport {
+    let called = Mutex(0)
+    func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse {
+        called.withLock { $0 += 1 }
+        while !Task.isCancelled { try? await Task.sleep(for: .milliseconds(5)) }
+        throw .transport(url: request.url, reason: "cancelled")
+    }
+}
+
+final class RecordingObserver: DetectionObserver {
+    let outcomes = Mutex<[DetectionOutcome]>([])
+    let progress = Mutex(0)
+    func detectionProgress(keysDone: Int) { progress.withLock { $0 = max($0, keysDone) } }
+    func detectionFinished(_ outcome: DetectionOutcome) async { outcomes.withLock { $0.append(outcome) } }
+    var count: Int { outcomes.withLock { $0.count } }
+    var last: DetectionOutcome? { outcomes.withLock { $0.last } }
+}
+
+@Suite struct WorkerTests {
+    let directory: TemporaryDirectory
+    let data: DataDirectory
+    let server: HTTPFixture
+    let clock: ManualClock
+    let signing: ECDSAPrivateKey
+    let tek = Bytes16(words: (0xAAAA_BBBB_CCCC_DDDD, 0x1234_5678_9ABC_DEF0))
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        data = DataDirectory(path: directory.path + "/gaend")
+        server = try HTTPFixture()
+        signing = try ECDSAPrivateKey()
+        // Two days after the vectors' day, noon.
+        clock = ManualClock(UnixTime.vectorDay.adding(seconds: 2 * 86_400 + 12 * 3600))
+    }
+
+    /// A log with two scans of the key on the vectors' day, and a server whose index lists one
+    /// signed file holding that key.
+    func prepare() async throws {
+        let crypto = try ExposureKeyCrypto()
+        let (rpik, aemk) = crypto.keys(for: tek)
+        let writer = try ContactLogWriter(dataDirectory: data, clock: clock, logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
+        let first = UnixTime.vectorDay.adding(seconds: 10 * 3600)
+        for (offset, rssi) in [(Int64(0), Int8(-60)), (240, -70)] {
+            let seen = first.adding(seconds: offset)
+            let rpi = crypto.rpi(rpik: rpik, interval: ENIntervalNumber(containing: seen)!)
+            var summary = RSSISummary()
+            summary.add(rssi)
+            try await writer.append(
+                window: ScanWindowRecord(
+                    start: seen, end: seen.adding(seconds: 4), reports: 1, exposureNotificationReports: 1, aggregates: 1,
+                    previousScanEnd: nil, monotonicMilliseconds: 4000),
+                aggregates: [
+                    ContactAggregate(
+                        rpi: rpi, aem: crypto.aem(for: .version1_1(txPower: 8, calibrationConfidence: .low), aemk: aemk, rpi: rpi),
+                        firstSeen: seen, lastSeen: seen, reports: 1, rssi: summary, previousScanEnd: seen.adding(seconds: -250))
+                ])
+        }
+        let key = DiagnosisKey(
+            key: try TemporaryExposureKey(keyData: tek, rollingStartIntervalNumber: ENIntervalNumber(rawValue: 2_642_976)),
+            transmissionRiskLevel: 4, reportType: .confirmedTest, daysSinceOnsetOfSymptoms: 0)
+        let zip = try KeyFileWriter(signingKey: signing, keyID: "310", keyVersion: "v1").archive(KeyExport(region: "US", keys: [key]))
+        try await server.set([
+            "/index.txt": .text("US/1.zip"),
+            "/US/1.zip": HTTPFixture.Route(body: zip),
+        ])
+    }
+
+    func worker(
+        transport: any HTTPTransport = URLSessionTransport(), timer: any RetrySleeper = DistantSleeper(),
+        deadline: any RetrySleeper = DistantSleeper(), observer: RecordingObserver? = nil,
+        hook: DetectionHook? = nil, settings: DetectionWorker.Settings = DetectionWorker.Settings()
+    ) throws -> DetectionWorker {
+        var downloader = KeyFileDownloader(
+            indexURL: server.baseURL + "/index.txt", baseURL: server.baseURL, transport: transport, store: ProcessedFilesStore(dataDirectory: data),
+            clock: clock, sleeper: CountingSleeper())
+        downloader.attempts = 1
+        var v2 = V2Configuration()
+        v2.infectiousnessForDaysSinceOnset = [0: .standard]
+        return DetectionWorker(
+            dataDirectory: data, downloader: downloader,
+            policy: SignaturePolicy(trustedKeys: [try VerificationKey(keyID: "310", keyVersion: "v1", pem: signing.publicKeyPEM)]),
+            defaultConfiguration: ExposureConfiguration(v2: v2), clock: clock, timerSleeper: timer, deadlineSleeper: deadline, observer: observer,
+            hook: hook, settings: settings,
+            logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
+    }
+
+    @Test func aRunDownloadsMatchesStoresAndTells() async throws {
+        try await prepare()
+        let observer = RecordingObserver()
+        let report = directory.path + "/hook-report"
+        let hookScript = directory.path + "/hook.sh"
+        try Data("#!/bin/sh\nenv | grep ^GAEND_ | sort > '\(report)'\n".utf8).write(to: URL(fileURLWithPath: hookScript))
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: hookScript)
+        let worker = try worker(observer: observer, hook: DetectionHook(command: hookScript))
+        let result = try await worker.runNow()
+        #expect(result.windows.count == 1)
+        #expect(result.windows[0].scanInstances.map(\.typicalAttenuation) == [68, 78])
+        // 68 dB (near) and 78 dB (medium), five minutes each since the previous scan, all weights 100 %.
+        #expect(result.dailySummaries.first?.total.weightedDurationSum == 600)
+        #expect(observer.count == 1)
+        #expect(observer.last?.exposed == true)
+        #expect(observer.progress.withLock { $0 } == 1)
+        let environment = try String(contentsOfFile: report, encoding: .utf8)
+        #expect(environment.contains("GAEND_RESULT=exposed"))
+        #expect(environment.contains("GAEND_WINDOWS=1"))
+        #expect(environment.contains("GAEND_EXPOSED_DAYS=2020-04-02"))
+
+        // Stored: the state survives a new worker, the file is processed, the windows re-score.
+        let state = DetectionState.load(from: data)
+        #expect(state.lastDetection == clock.now())
+        #expect(state.lastError == nil)
+        #expect(state.storedWindows()?.count == 1)
+        let again = try self.worker()
+        var heavier = V2Configuration()
+        heavier.infectiousnessForDaysSinceOnset = [0: .standard]
+        heavier.bucketWeights = [200, 200, 200, 200]
+        #expect(await again.rescore(ExposureConfiguration(v2: heavier))?.dailySummaries.first?.total.weightedDurationSum == 1200)
+        let second = try await again.runNow()
+        #expect(second.files.isEmpty)  // nothing new to download
+        #expect(try AtomicFile.mode(of: data.path(of: "detection-state.json")) == 0o600)
+    }
+
+    @Test func theBudgetAllowsSixV2RunsAndSaysWhenTheNextIs() async throws {
+        try await prepare()
+        let worker = try worker()
+        for _ in 0..<6 {
+            try await worker.runNow()
+            clock.advance(seconds: 600)
+        }
+        await #expect(throws: DetectionWorkerError.rateLimited(nextAllowed: UnixTime.vectorDay.adding(seconds: 3 * 86_400 + 12 * 3600))) {
+            try await worker.runNow()
+        }
+        // A restart does not reset the count; v1 mode has 20.
+        let restarted = try self.worker()
+        await #expect(throws: DetectionWorkerError.self) { try await restarted.runNow() }
+        var v1 = V1Configuration()
+        v1.minimumRiskScore = 1
+        #expect(try await restarted.runNow(configuration: ExposureConfiguration(v1: v1)).v1Summary?.matchedKeyCount == 0)
+        // A day after the first run, v2 runs are allowed again.
+        clock.advance(seconds: 86_400)
+        try await restarted.runNow()
+    }
+
+    @Test func aFailedRunGivesItsBudgetBackAndMarksNothing() async throws {
+        try await prepare()
+        try await server.set(["/US/1.zip": .text("unavailable", status: 500)])
+        let observer = RecordingObserver()
+        let worker = try worker(observer: observer)
+        for _ in 0..<10 {
+            await #expect(throws: DetectionWorkerError.self) { try await worker.runNow() }
+        }
+        #expect(DetectionBudget(dataDirectory: data).load(now: clock.now()).isEmpty)
+        #expect(DetectionState.load(from: data).lastError?.contains("HTTP 500") == true)
+        #expect(observer.last?.error != nil)
+        // The server recovers: the same file is downloaded and matched.
+        try await prepare()
+        #expect(try await worker.runNow().windows.count == 1)
+        #expect(DetectionState.load(from: data).lastError == nil)
+    }
+
+    @Test func aRunPastItsDeadlineIsCancelledAndRecorded() async throws {
+        try await prepare()
+        let transport = HangingTransport()
+        var settings = DetectionWorker.Settings()
+        settings.deadline = .seconds(900)
+        // The deadline "passes" at once: the sleeper returns immediately, the transport never does.
+        let worker = try worker(transport: transport, deadline: CountingSleeper(), settings: settings)
+        await #expect(throws: DetectionWorkerError.deadlineExceeded(after: .seconds(900))) { try await worker.runNow() }
+        #expect(DetectionBudget(dataDirectory: data).load(now: clock.now()).isEmpty)
+        #expect(DetectionState.load(from: data).lastError?.contains("did not finish within") == true)
+    }
+
+    @Test func runsNeverOverlap() async throws {
+        try await prepare()
+        let transport = HangingTransport()
+        let worker = try worker(transport: transport)
+        let first = Task { try await worker.runNow() }
+        while transport.called.withLock({ $0 }) == 0 { await Task.yield() }
+        await #expect(throws: DetectionWorkerError.busy) { try await worker.runNow() }
+        first.cancel()
+        _ = await first.result
+        // The cancelled run gave its budget back.
+        #expect(DetectionBudget(dataDirectory: data).load(now: clock.now()).isEmpty)
+    }
+
+    @Test func theTimerRunsEveryIntervalWithJitter() async throws {
+        try await prepare()
+        let observer = RecordingObserver()
+        let sleeper = CountingSleeper(limit: 3)
+        let worker = try worker(timer: sleeper, observer: observer)
+        await worker.runOnTimer()
+        // Three delays slept, three runs; the fourth sleep ended the timer.
+        #expect(observer.count == 3)
+        let timerDelays = sleeper.recorded
+        #expect(timerDelays.count == 4)
+        #expect(timerDelays.allSatisfy { $0 >= .seconds(4 * 3600 - 900) && $0 <= .seconds(4 * 3600 + 900) })
+        #expect(DetectionState.load(from: data).nextDetection != nil)
+    }
+}
