@@ -3,6 +3,7 @@
 public import ContactLog
 public import ENCore
 public import KeyFiles
+import Synchronization
 
 /// What one detection run produced. Windows carry no key or identifier, so results may be kept.
 public struct DetectionResult: Sendable {
@@ -50,7 +51,7 @@ public struct DetectionPipeline: Sendable {
 
     public func run(
         files: [(name: String, bytes: [UInt8])], configuration: ExposureConfiguration, today: UTCDay,
-        progress: (@Sendable (_ keysDone: Int) -> Void)? = nil
+        progress: (@Sendable (_ keysDone: Int, _ keysTotal: Int) -> Void)? = nil
     ) async throws(DetectionError) -> DetectionResult {
         let index: MatchingIndex
         do {
@@ -62,6 +63,9 @@ public struct DetectionPipeline: Sendable {
         var matches = [KeyMatch]()
         var statistics = MatchStatistics()
         var verdicts = [(name: String, verdict: Verdict, keys: Int)]()
+        // The total grows as files are read: only one file's keys are known (and held) at a time.
+        var doneBefore = 0
+        var total = 0
         for (name, bytes) in files {
             let file: KeyFile
             do {
@@ -72,8 +76,15 @@ public struct DetectionPipeline: Sendable {
             }
             verdicts.append((name, file.verdict, file.export.keys.count))
             guard file.verdict.isVerified else { continue }
+            let keys = file.export.keys + file.export.revisedKeys
+            total += keys.count
+            let counter = ProgressCounter(start: doneBefore)
+            let knownTotal = total
             do {
-                let (found, counts) = try await matcher.match(file.export.keys + file.export.revisedKeys, parallelism: parallelism, progress: progress)
+                let (found, counts) = try await matcher.match(keys, parallelism: parallelism) { done in
+                    progress?(counter.add(done), knownTotal)
+                }
+                doneBefore += keys.count
                 matches += found
                 statistics.add(counts)
             } catch {
@@ -81,6 +92,13 @@ public struct DetectionPipeline: Sendable {
             }
         }
         return Self.score(matches, statistics: statistics, files: verdicts, configuration: configuration, today: today)
+    }
+
+    /// Keys done across the matching tasks of one file.
+    final class ProgressCounter: Sendable {
+        private let done: Mutex<Int>
+        init(start: Int) { done = Mutex(start) }
+        func add(_ count: Int) -> Int { done.withLock { $0 += count; return $0 } }
     }
 
     /// Windows and every configured scoring form for a set of matches.

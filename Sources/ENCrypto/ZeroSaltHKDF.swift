@@ -15,6 +15,8 @@ struct ZeroSaltHKDF: @unchecked Sendable {
     // after init.
     private let innerAfterPad: SHA256_CTX
     private let outerAfterPad: SHA256_CTX
+    /// SHA-256's initial state.
+    private let initial: SHA256_CTX
 
     init() {
         var inner = SHA256_CTX()
@@ -28,47 +30,93 @@ struct ZeroSaltHKDF: @unchecked Sendable {
         SHA256_Update(&outer, outerPad, 64)
         innerAfterPad = inner
         outerAfterPad = outer
+        var start = SHA256_CTX()
+        SHA256_Init(&start)
+        initial = start
     }
 
     /// HKDF-Extract: the pseudorandom key of `inputKey` (HMAC-SHA256 with the zero salt as its key).
+    ///
+    /// Each HMAC half is one SHA-256 block after the pad: the block is built here already padded
+    /// (message, 0x80, zeros, bit length) and given to the block function directly, which skips the
+    /// buffering `SHA256_Update`/`SHA256_Final` would do around it.
     func extract(_ inputKey: Bytes16) -> PseudorandomKey {
-        var digest = PseudorandomKey()
-        withUnsafeMutableBytes(of: &digest.words) { prk in
-            let out = prk.baseAddress!.assumingMemoryBound(to: UInt8.self)
-            var context = innerAfterPad
-            var key = inputKey.words
-            _ = withUnsafeBytes(of: &key) { SHA256_Update(&context, $0.baseAddress, 16) }
-            SHA256_Final(out, &context)
-            context = outerAfterPad
-            SHA256_Update(&context, out, 32)
-            SHA256_Final(out, &context)
-        }
-        return digest
+        var block = Block()
+        block.words.0 = inputKey.words.0
+        block.words.1 = inputKey.words.1
+        block.setPadding(messageBytes: 16, totalBytes: 64 + 16)
+        var context = innerAfterPad
+        block.transform(&context)
+        var inner = Self.digest(context)
+        block = Block()
+        block.words.0 = inner.words.0
+        block.words.1 = inner.words.1
+        block.words.2 = inner.words.2
+        block.words.3 = inner.words.3
+        block.setPadding(messageBytes: 32, totalBytes: 64 + 32)
+        context = outerAfterPad
+        block.transform(&context)
+        inner = Self.digest(context)
+        return inner
     }
 
     /// HKDF-Expand to 16 bytes: the first half of HMAC-SHA256(prk, info || 0x01).
     func expand16(_ prk: PseudorandomKey, info: ExpandInfo) -> Bytes16 {
         // The HMAC pads of a 32-byte key, built a word at a time: key XOR 0x36.., then 32 bytes of 0x36.
-        let inner: UInt64 = 0x3636_3636_3636_3636
-        let outer: UInt64 = 0x5C5C_5C5C_5C5C_5C5C
+        let innerPad: UInt64 = 0x3636_3636_3636_3636
+        let outerPad: UInt64 = 0x5C5C_5C5C_5C5C_5C5C
         let k = prk.words
-        var pad = (k.0 ^ inner, k.1 ^ inner, k.2 ^ inner, k.3 ^ inner, inner, inner, inner, inner)
-        var message = info.message
-        var digest = PseudorandomKey()
-        withUnsafeMutableBytes(of: &digest.words) { digestBytes in
-            let out = digestBytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
-            var context = SHA256_CTX()
-            SHA256_Init(&context)
-            _ = withUnsafeBytes(of: &pad) { SHA256_Update(&context, $0.baseAddress, 64) }
-            _ = withUnsafeBytes(of: &message) { SHA256_Update(&context, $0.baseAddress, 8) }
-            SHA256_Final(out, &context)
-            pad = (k.0 ^ outer, k.1 ^ outer, k.2 ^ outer, k.3 ^ outer, outer, outer, outer, outer)
-            SHA256_Init(&context)
-            _ = withUnsafeBytes(of: &pad) { SHA256_Update(&context, $0.baseAddress, 64) }
-            SHA256_Update(&context, out, 32)
-            SHA256_Final(out, &context)
-        }
+        var context = initial
+        var block = Block(words: (k.0 ^ innerPad, k.1 ^ innerPad, k.2 ^ innerPad, k.3 ^ innerPad, innerPad, innerPad, innerPad, innerPad))
+        block.transform(&context)
+        block = Block()
+        block.words.0 = info.message
+        block.setPadding(messageBytes: 8, totalBytes: 64 + 8)
+        block.transform(&context)
+        let inner = Self.digest(context)
+        context = initial
+        block = Block(words: (k.0 ^ outerPad, k.1 ^ outerPad, k.2 ^ outerPad, k.3 ^ outerPad, outerPad, outerPad, outerPad, outerPad))
+        block.transform(&context)
+        block = Block()
+        block.words.0 = inner.words.0
+        block.words.1 = inner.words.1
+        block.words.2 = inner.words.2
+        block.words.3 = inner.words.3
+        block.setPadding(messageBytes: 32, totalBytes: 64 + 32)
+        block.transform(&context)
+        let digest = Self.digest(context)
         return Bytes16(words: (digest.words.0, digest.words.1))
+    }
+
+    /// The SHA-256 state as the 32-byte digest: its eight words, big-endian.
+    private static func digest(_ context: SHA256_CTX) -> PseudorandomKey {
+        let h = context.h
+        func pair(_ high: UInt32, _ low: UInt32) -> UInt64 {
+            // Memory order: the bytes of `high` big-endian, then those of `low`.
+            var words = (high.bigEndian, low.bigEndian)
+            return withUnsafeBytes(of: &words) { $0.loadUnaligned(as: UInt64.self) }
+        }
+        return PseudorandomKey(words: (pair(h.0, h.1), pair(h.2, h.3), pair(h.4, h.5), pair(h.6, h.7)))
+    }
+
+    /// One 64-byte SHA-256 block as eight words in memory order.
+    struct Block {
+        var words: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
+
+        /// Appends SHA-256's padding after `messageBytes` of message: 0x80, zeros, and the bit
+        /// length of everything hashed (`totalBytes`, pad block included) in the last 8 bytes.
+        mutating func setPadding(messageBytes: Int, totalBytes: Int) {
+            withUnsafeMutableBytes(of: &words) { raw in
+                raw[messageBytes] = 0x80
+                raw.storeBytes(of: UInt64(totalBytes * 8).bigEndian, toByteOffset: 56, as: UInt64.self)
+            }
+        }
+
+        mutating func transform(_ context: inout SHA256_CTX) {
+            withUnsafeBytes(of: &words) { raw in
+                SHA256_Transform(&context, raw.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            }
+        }
     }
 
     /// The 32-byte output of HKDF-Extract, as four words in memory order.

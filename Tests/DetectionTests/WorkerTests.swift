@@ -43,8 +43,8 @@ final class HangingTransport: HTTPTransport {
 
 final class RecordingObserver: DetectionObserver {
     let outcomes = Mutex<[DetectionOutcome]>([])
-    let progress = Mutex(0)
-    func detectionProgress(keysDone: Int) { progress.withLock { $0 = max($0, keysDone) } }
+    let progress = Mutex((done: 0, total: 0))
+    func detectionProgress(keysDone: Int, keysTotal: Int) { progress.withLock { $0 = (max($0.done, keysDone), keysTotal) } }
     func detectionFinished(_ outcome: DetectionOutcome) async { outcomes.withLock { $0.append(outcome) } }
     var count: Int { outcomes.withLock { $0.count } }
     var last: DetectionOutcome? { outcomes.withLock { $0.last } }
@@ -133,7 +133,7 @@ final class RecordingObserver: DetectionObserver {
         #expect(result.dailySummaries.first?.total.weightedDurationSum == 600)
         #expect(observer.count == 1)
         #expect(observer.last?.exposed == true)
-        #expect(observer.progress.withLock { $0 } == 1)
+        #expect(observer.progress.withLock { $0 } == (done: 1, total: 1))
         let environment = try String(contentsOfFile: report, encoding: .utf8)
         #expect(environment.contains("GAEND_RESULT=exposed"))
         #expect(environment.contains("GAEND_WINDOWS=1"))

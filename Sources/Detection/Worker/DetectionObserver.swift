@@ -17,9 +17,9 @@ public struct DetectionOutcome: Sendable {
 
 /// Told about runs as they go (the D-Bus service's signals later).
 public protocol DetectionObserver: Sendable {
-    /// Keys matched so far in the current run; called from the matching tasks, so it must be cheap
-    /// and must not block.
-    func detectionProgress(keysDone: Int)
+    /// Keys matched so far in the current run, of the keys in the files read so far (files are read
+    /// one at a time, so the total grows); called from the matching tasks: cheap, never blocking.
+    func detectionProgress(keysDone: Int, keysTotal: Int)
     /// Called from the worker's actor when a run ends, successfully or not.
     func detectionFinished(_ outcome: DetectionOutcome) async
 }

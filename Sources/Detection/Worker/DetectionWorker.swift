@@ -5,7 +5,6 @@ public import ENCore
 public import KeyFiles
 public import Logging
 public import Storage
-import Synchronization
 
 /// The detection worker: the Linux stand-in for BGTaskScheduler and `detectExposures`.
 ///
@@ -142,11 +141,6 @@ public actor DetectionWorker {
 
     // MARK: - Private
 
-    /// Keys done so far across the matching tasks.
-    private final class Progress: Sendable {
-        private let total = Mutex(0)
-        func add(_ count: Int) -> Int { total.withLock { $0 += count; return $0 } }
-    }
 
     private func perform(configuration: ExposureConfiguration) async -> Result<(DetectionResult, [String]), DetectionWorkerError> {
         do {
@@ -159,9 +153,8 @@ public actor DetectionWorker {
             let pipeline = DetectionPipeline(
                 reader: ContactLogReader(dataDirectory: dataDirectory), policy: policy, parallelism: settings.parallelism)
             let observer = self.observer
-            let progress = Progress()
-            let result = try await pipeline.run(files: files, configuration: configuration, today: UTCDay(containing: clock.now())) { done in
-                observer?.detectionProgress(keysDone: progress.add(done))
+            let result = try await pipeline.run(files: files, configuration: configuration, today: UTCDay(containing: clock.now())) { done, total in
+                observer?.detectionProgress(keysDone: done, keysTotal: total)
             }
             try Task.checkCancellation()
             return .success((result, pending))
