@@ -83,11 +83,11 @@ let package = Package(
             swiftSettings: strictSwift),
         .executableTarget(name: "gaenctl", dependencies: ["GaenCtlCommands"], swiftSettings: strictSwift),
         // The plain-C baseline the benchmark compares the Swift paths with; linked into gaen-bench only.
-        .target(name: "CGaendBench", dependencies: ["COpenSSL"]),
+        .target(name: "BaselineC", dependencies: ["COpenSSL"]),
         .executableTarget(
             name: "gaen-bench",
             dependencies: [
-                "ENCore", "ENCrypto", "CGaendBench", "ContactLog", "Storage", "KeyFiles", "Detection",
+                "ENCore", "ENCrypto", "BaselineC", "ContactLog", "Storage", "KeyFiles", "Detection",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],

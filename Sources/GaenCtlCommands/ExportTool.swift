@@ -94,7 +94,9 @@ enum KeysJSON {
             guard let object = item as? [String: Any] else { throw UsageError(argument, "key \(index) is not an object") }
             func integer(_ field: String, default value: Int?, range: ClosedRange<Int>) throws(UsageError) -> Int? {
                 guard let raw = object[field] else { return value }
-                guard let number = raw as? Int, range.contains(number) else {
+                // JSON true/false arrive as a boolean NSNumber that `as? Int` would take for 1.
+                let isBoolean = raw is NSNumber && ObjectIdentifier(type(of: raw)) != ObjectIdentifier(NSNumber.self)
+                guard !isBoolean, let number = raw as? Int, range.contains(number) else {
                     throw UsageError(argument, "key \(index): \(field) \(raw) is not an integer in \(range.lowerBound)...\(range.upperBound)")
                 }
                 return number

@@ -22,24 +22,13 @@ struct InspectTool: ParsableCommand {
     @Argument(help: "Key files to inspect.")
     var files: [String]
 
-    @Option(help: "A trusted public key (PEM file); repeat with --key-id and --key-version.")
-    var publicKey: [String] = []
-
-    @Option(help: "The key id files name the trusted key by.")
-    var keyId: [String] = []
-
-    @Option(help: "The key version files name the trusted key by.")
-    var keyVersion: [String] = []
-
-    @Flag(help: "Accept algorithm names, raw r‖s signatures and a missing key id (for old test files only).")
-    var lenient = false
+    @OptionGroup var trust: TrustedKeyOptions
 
     @Flag(help: "Print one JSON object.")
     var json = false
 
     func run() throws {
-        let trusted = try TrustedKeyArguments.keys(publicKey: publicKey, keyId: keyId, keyVersion: keyVersion)
-        let policy = SignaturePolicy(trustedKeys: trusted, lenient: lenient)
+        let policy = try trust.policy()
         var reports = [JSONValue]()
         var allVerified = true
         for path in files {

@@ -29,17 +29,7 @@ struct MatchTool: AsyncParsableCommand {
     @Argument(help: "Key files (zip archives).")
     var files: [String]
 
-    @Option(help: "A trusted public key (PEM file); repeat with --key-id and --key-version.")
-    var publicKey: [String] = []
-
-    @Option(help: "The key id files name the trusted key by.")
-    var keyId: [String] = []
-
-    @Option(help: "The key version files name the trusted key by.")
-    var keyVersion: [String] = []
-
-    @Flag(help: "Accept algorithm names, raw r‖s signatures and a missing key id (old test files only).")
-    var lenient = false
+    @OptionGroup var trust: TrustedKeyOptions
 
     @Option(help: "The UTC day to count days-since-exposure from, YYYY-MM-DD (default: today).")
     var today: String?
@@ -48,7 +38,6 @@ struct MatchTool: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let trusted = try TrustedKeyArguments.keys(publicKey: publicKey, keyId: keyId, keyVersion: keyVersion)
         guard let configData = FileManager.default.contents(atPath: config) else { throw UsageError("--config", "\(config) cannot be read") }
         let configuration: ExposureConfiguration
         do {
@@ -64,7 +53,7 @@ struct MatchTool: AsyncParsableCommand {
         }
         let directory = try LogToolOptions.existingDirectory(dataDir)
         let pipeline = DetectionPipeline(
-            reader: ContactLogReader(dataDirectory: directory), policy: SignaturePolicy(trustedKeys: trusted, lenient: lenient),
+            reader: ContactLogReader(dataDirectory: directory), policy: try trust.policy(),
             parallelism: ProcessInfo.processInfo.activeProcessorCount)
         let result: DetectionResult
         do {
@@ -101,9 +90,23 @@ struct MatchTool: AsyncParsableCommand {
     }
 }
 
-/// The repeated `--public-key --key-id --key-version` triples of the key-file tools.
-enum TrustedKeyArguments {
-    static func keys(publicKey: [String], keyId: [String], keyVersion: [String]) throws -> [VerificationKey] {
+/// The trusted keys of the key-file tools: `--public-key PEM --key-id ID --key-version V`, repeated
+/// together, and `--lenient`.
+struct TrustedKeyOptions: ParsableArguments {
+    @Option(help: "A trusted public key (PEM file); repeat with --key-id and --key-version.")
+    var publicKey: [String] = []
+
+    @Option(help: "The key id files name the trusted key by.")
+    var keyId: [String] = []
+
+    @Option(help: "The key version files name the trusted key by.")
+    var keyVersion: [String] = []
+
+    @Flag(help: "Accept algorithm names, raw r‖s signatures and a missing key id (old test files only).")
+    var lenient = false
+
+    /// The signature policy of these options; a bad key file or unpaired option is a usage error.
+    func policy() throws -> SignaturePolicy {
         guard publicKey.count == keyId.count, keyId.count == keyVersion.count else {
             throw UsageError(
                 "--public-key", "give --public-key, --key-id and --key-version together (\(publicKey.count), \(keyId.count), \(keyVersion.count) given)")
@@ -117,6 +120,6 @@ enum TrustedKeyArguments {
                 throw UsageError("--public-key", "\(path): \(error.reason)")
             }
         }
-        return trusted
+        return SignaturePolicy(trustedKeys: trusted, lenient: lenient)
     }
 }

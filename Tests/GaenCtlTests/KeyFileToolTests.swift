@@ -95,6 +95,7 @@ import Testing
         ("[{\"key\": \"AAAA\", \"rollingStartNumber\": 1}]", "key 0: key must be the base64 of 16 bytes"),
         ("[{\"key\": \"z2Cx9hdz2SlxZ8GEgqTYpA==\"}]", "key 0: rollingStartNumber is missing"),
         ("[{\"key\": \"z2Cx9hdz2SlxZ8GEgqTYpA==\", \"rollingStartNumber\": 1, \"rollingPeriod\": 145}]", "key 0: rollingPeriod 145 is not an integer in 1...144"),
+        ("[{\"key\": \"z2Cx9hdz2SlxZ8GEgqTYpA==\", \"rollingStartNumber\": 1, \"transmissionRisk\": true}]", "key 0: transmissionRisk 1 is not an integer"),
         ("{\"keys\": []}", "expected an array of keys"),
         ("not json", "not JSON"),
     ]

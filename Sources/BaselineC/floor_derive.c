@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #define OPENSSL_SUPPRESS_DEPRECATED 1
-#include "CGaendBench.h"
+#include "BaselineC.h"
 #include "fold.h"
 
 #include <string.h>

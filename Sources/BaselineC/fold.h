@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // XOR of 144 RPIs into 16 bytes, two words at a time as the Swift side does, so that the
 // benchmark's bookkeeping costs the same in every path.
-#ifndef GAEND_CGAENDBENCH_FOLD_H
-#define GAEND_CGAENDBENCH_FOLD_H
+#ifndef GAEND_BASELINEC_FOLD_H
+#define GAEND_BASELINEC_FOLD_H
 #include <stdint.h>
 #include <string.h>
 

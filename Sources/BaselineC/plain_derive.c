@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "CGaendBench.h"
+#include "BaselineC.h"
 #include "fold.h"
 
 #include <string.h>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The baseline gaen-bench compares ExposureKeyCrypto with: the libcrypto calls a plain C program
 // makes to derive RPIs, with no tricks. Linked into gaen-bench only.
-#ifndef GAEND_CGAENDBENCH_H
-#define GAEND_CGAENDBENCH_H
+#ifndef GAEND_BASELINEC_H
+#define GAEND_BASELINEC_H
 
 #include <stddef.h>
 #include <stdint.h>
