@@ -243,7 +243,8 @@ public struct RPIFilter: @unchecked Sendable {
     /// the twelve below the top twenty-four (filters stay under 2^24 words).
     @inlinable @inline(__always)
     static func probe(_ hash: UInt64, shift: UInt64) -> (Int, UInt64) {
-        let bits = (1 as UInt64) << ((hash >> 28) & 63) | (1 as UInt64) << ((hash >> 34) & 63)
-        return (Int(truncatingIfNeeded: hash >> shift), bits)
+        // Masking shifts: the amounts are in range by construction, so no over-shift checks.
+        let bits = (1 as UInt64) &<< (hash &>> 28) | (1 as UInt64) &<< (hash &>> 34)
+        return (Int(truncatingIfNeeded: hash &>> shift), bits)
     }
 }
