@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+/// An HCI command packet: opcode and parameters. `h4` is its bytes on an H4 transport.
+public struct HCICommand: Hashable, Sendable {
+    public var opcode: HCIOpcode
+    public var parameters: [UInt8]
+
+    public init(_ opcode: HCIOpcode, _ parameters: [UInt8] = []) {
+        precondition(parameters.count <= 255, "HCI command parameters are at most 255 bytes")
+        self.opcode = opcode
+        self.parameters = parameters
+    }
+
+    /// `01 | opcode (LE) | length | parameters`.
+    public var h4: [UInt8] {
+        [0x01, UInt8(opcode.rawValue & 0xFF), UInt8(opcode.rawValue >> 8), UInt8(parameters.count)] + parameters
+    }
+
+    // MARK: The commands gaend sends
+
+    public static let reset = HCICommand(.reset)
+    public static let readLocalVersionInformation = HCICommand(.readLocalVersionInformation)
+    public static let leReadLocalSupportedFeatures = HCICommand(.leReadLocalSupportedFeatures)
+    public static let leReadAdvertisingChannelTxPower = HCICommand(.leReadAdvertisingChannelTxPower)
+
+    public static func setEventMask(_ mask: UInt64) -> HCICommand { HCICommand(.setEventMask, littleEndian(mask, bytes: 8)) }
+    public static func leSetEventMask(_ mask: UInt64) -> HCICommand { HCICommand(.leSetEventMask, littleEndian(mask, bytes: 8)) }
+
+    /// The random address, least significant byte first as on the air.
+    public static func leSetRandomAddress(_ address: BluetoothAddress) -> HCICommand {
+        HCICommand(.leSetRandomAddress, address.littleEndianBytes)
+    }
+
+    /// Advertising parameters. Intervals are in 0.625 ms units (200 ms = 0x0140).
+    public static func leSetAdvertisingParameters(
+        minimumInterval: UInt16, maximumInterval: UInt16, type: LegacyAdvertisingType, ownAddressRandom: Bool, channelMap: UInt8 = 0x07
+    ) -> HCICommand {
+        HCICommand(
+            .leSetAdvertisingParameters,
+            littleEndian(UInt64(minimumInterval), bytes: 2) + littleEndian(UInt64(maximumInterval), bytes: 2)
+                + [type.rawValue, ownAddressRandom ? 0x01 : 0x00, 0x00] + [UInt8](repeating: 0, count: 6) + [channelMap, 0x00])
+    }
+
+    /// Up to 31 bytes of advertising data; the command always carries 31, zero-padded.
+    public static func leSetAdvertisingData(_ data: [UInt8]) -> HCICommand {
+        precondition(data.count <= 31, "legacy advertising data is at most 31 bytes")
+        return HCICommand(.leSetAdvertisingData, [UInt8(data.count)] + data + [UInt8](repeating: 0, count: 31 - data.count))
+    }
+
+    public static func leSetAdvertisingEnable(_ enable: Bool) -> HCICommand {
+        HCICommand(.leSetAdvertisingEnable, [enable ? 0x01 : 0x00])
+    }
+
+    /// Scan parameters; interval and window in 0.625 ms units.
+    public static func leSetScanParameters(active: Bool, interval: UInt16, window: UInt16, ownAddressRandom: Bool = false) -> HCICommand {
+        HCICommand(
+            .leSetScanParameters,
+            [active ? 0x01 : 0x00] + littleEndian(UInt64(interval), bytes: 2) + littleEndian(UInt64(window), bytes: 2)
+                + [ownAddressRandom ? 0x01 : 0x00, 0x00])
+    }
+
+    public static func leSetScanEnable(_ enable: Bool, filterDuplicates: Bool) -> HCICommand {
+        HCICommand(.leSetScanEnable, [enable ? 0x01 : 0x00, filterDuplicates ? 0x01 : 0x00])
+    }
+
+    static func littleEndian(_ value: UInt64, bytes: Int) -> [UInt8] {
+        (0..<bytes).map { UInt8(truncatingIfNeeded: value >> (8 * UInt64($0))) }
+    }
+}
+
+/// Legacy advertising PDU types (LE Set Advertising Parameters, and the event type of legacy reports).
+public enum LegacyAdvertisingType: UInt8, Sendable {
+    case connectableUndirected = 0x00  // ADV_IND
+    case connectableDirectedHighDuty = 0x01
+    case scannableUndirected = 0x02  // ADV_SCAN_IND
+    case nonConnectableUndirected = 0x03  // ADV_NONCONN_IND
+    case connectableDirectedLowDuty = 0x04
+}
+
+/// A 48-bit Bluetooth device address, written most significant byte first (`3A:5B:7C:9D:1E:2F`).
+public struct BluetoothAddress: Hashable, Sendable, CustomStringConvertible {
+    /// Most significant byte first.
+    public var bytes: [UInt8]
+
+    public init?(_ bytes: [UInt8]) {
+        guard bytes.count == 6 else { return nil }
+        self.bytes = bytes
+    }
+
+    /// From the 6 bytes as they travel in HCI packets, least significant first.
+    public init(littleEndian bytes: ArraySlice<UInt8>) {
+        precondition(bytes.count == 6)
+        self.bytes = bytes.reversed()
+    }
+
+    public var littleEndianBytes: [UInt8] { bytes.reversed() }
+
+    /// A non-resolvable private address from 6 random bytes: the two most significant bits are 00.
+    public static func nonResolvablePrivate(random: [UInt8]) -> BluetoothAddress {
+        precondition(random.count == 6)
+        var bytes = random
+        bytes[0] &= 0x3F
+        // All-zero and all-one random parts are not allowed; flip a bit if they come up.
+        if bytes[0] == 0, bytes[1...].allSatisfy({ $0 == 0 }) { bytes[5] = 1 }
+        if bytes[0] == 0x3F, bytes[1...].allSatisfy({ $0 == 0xFF }) { bytes[5] = 0xFE }
+        return BluetoothAddress(bytes)!
+    }
+
+    public var description: String {
+        bytes.map { let d = String($0, radix: 16, uppercase: true); return d.count == 1 ? "0" + d : d }.joined(separator: ":")
+    }
+}
