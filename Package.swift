@@ -62,7 +62,7 @@ let package = Package(
             exclude: ["Generated/README.md"],
             swiftSettings: strictSwift),
         // The controller side of HCI: packet codec and H4 framing (pure), later the driver and transports.
-        .target(name: "HCI", dependencies: ["ENCore"], swiftSettings: strictSwift),
+        .target(name: "HCI", dependencies: ["ENCore", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSwift),
         // Matching, exposure windows, v1/v2/per-day scoring, the detection worker.
         .target(
             name: "Detection",
@@ -118,7 +118,8 @@ let package = Package(
             dependencies: ["KeyFiles", "ENCore", "ENCrypto", "Storage", "GaendTestSupport"],
             resources: [.copy("Fixtures")],
             swiftSettings: strictSwift),
-        .testTarget(name: "HCITests", dependencies: ["HCI", "ENCore"], swiftSettings: strictSwift),
+        .testTarget(
+            name: "HCITests", dependencies: ["HCI", "ENCore", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSwift),
         .testTarget(
             name: "DetectionTests",
             dependencies: ["Detection", "ContactLog", "KeyFiles", "ENCore", "ENCrypto", "Storage", "GaendTestSupport",

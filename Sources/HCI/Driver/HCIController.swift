@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+public import Logging
+
+/// What the driver reports when a command or the controller fails.
+public enum HCIControllerError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The controller refused the command.
+    case status(HCIStatus, HCIOpcode)
+    /// No Command Complete or Command Status within the timeout.
+    case timeout(HCIOpcode)
+    case transport(HCITransportError)
+    /// The controller reported a Hardware Error while the command was pending.
+    case hardwareError(UInt8)
+    /// The transport closed; nothing more will come.
+    case closed
+    /// A completion too short for what the command returns.
+    case malformedCompletion(HCIOpcode)
+
+    public var description: String {
+        switch self {
+        case .status(let status, let opcode): return "command \(opcode) failed: \(status)"
+        case .timeout(let opcode): return "command \(opcode) got no answer in time"
+        case .transport(let error): return "\(error)"
+        case .hardwareError(let code): return "the controller reported hardware error \(code)"
+        case .closed: return "the controller connection closed"
+        case .malformedCompletion(let opcode): return "the completion of \(opcode) is too short"
+        }
+    }
+}
+
+/// What `initialize()` learned about the controller.
+public struct ControllerInfo: Hashable, Sendable {
+    public var hciVersion: UInt8
+    public var manufacturer: UInt16
+    public var leFeatures: UInt64
+    /// LE Read Advertising Channel Tx Power, dBm.
+    public var advertisingTxPower: Int8
+
+    /// LE Extended Advertising (feature bit 12).
+    public var supportsExtendedAdvertising: Bool { leFeatures & (1 << 12) != 0 }
+}
+
+/// Drives one controller over a transport: commands one at a time under the controller's flow
+/// control (Num_HCI_Command_Packets), each with a timeout, statuses mapped to typed errors, and
+/// advertising reports handed to `reports`. `run()` reads the controller until the transport ends.
+public actor HCIController {
+    public typealias Sleep = @Sendable (Duration) async throws -> Void
+
+    private let transport: any HCITransport
+    private let commandTimeout: Duration
+    private let sleep: Sleep
+    private let logger: Logger
+    /// How many commands the controller accepts now (its last Num_HCI_Command_Packets).
+    private var allowedPackets = 1
+    private var busy = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+    private var pending: (token: Int, opcode: HCIOpcode, continuation: CheckedContinuation<Result<[UInt8], HCIControllerError>, Never>)?
+    private var nextToken = 0
+    private var isClosed = false
+    private let reportContinuation: AsyncStream<AdvertisingReport>.Continuation
+    /// Advertising reports from both report events, in order.
+    public nonisolated let reports: AsyncStream<AdvertisingReport>
+    /// Hardware Error events, for the owner to re-initialize.
+    public private(set) var hardwareErrors = 0
+    public private(set) var malformedEvents = 0
+
+    public init(
+        transport: any HCITransport, commandTimeout: Duration = .seconds(2),
+        sleep: @escaping Sleep = { try await Task.sleep(for: $0) }, logger: Logger = Logger(label: "gaend.hci")
+    ) {
+        self.transport = transport
+        self.commandTimeout = commandTimeout
+        self.sleep = sleep
+        self.logger = logger
+        (reports, reportContinuation) = AsyncStream<AdvertisingReport>.makeStream(bufferingPolicy: .bufferingNewest(4096))
+    }
+
+    /// Reads the controller until the transport ends; then every pending and later command fails
+    /// with `.closed` and `reports` finishes.
+    public func run() async {
+        do {
+            for try await packet in transport.packets where packet.type == .event {
+                handle(packet.bytes)
+            }
+        } catch {
+            logger.warning("controller transport failed", metadata: ["error": "\(error)"])
+        }
+        isClosed = true
+        finishPending(.closed)
+        reportContinuation.finish()
+        for waiter in waiting { waiter.resume() }
+        waiting.removeAll()
+    }
+
+    /// Sends a command and waits for its completion; returns the return parameters after the
+    /// status byte (Command Status answers have none).
+    @discardableResult
+    public func send(_ command: HCICommand) async throws(HCIControllerError) -> [UInt8] {
+        while (busy || allowedPackets == 0) && !isClosed {
+            await withCheckedContinuation { waiting.append($0) }
+        }
+        guard !isClosed else { throw .closed }
+        busy = true
+        defer {
+            busy = false
+            if !waiting.isEmpty { waiting.removeFirst().resume() }
+        }
+        nextToken += 1
+        let token = nextToken
+        let timeout = commandTimeout
+        let sleep = self.sleep
+        let result = await withTaskGroup(of: Void.self) { group -> Result<[UInt8], HCIControllerError> in
+            group.addTask {
+                try? await sleep(timeout)
+                await self.expire(token)
+            }
+            let result = await withCheckedContinuation { continuation in
+                pending = (token, command.opcode, continuation)
+                do throws(HCITransportError) {
+                    try transport.send(command.h4)
+                } catch {
+                    finishPending(.transport(error))
+                }
+            }
+            group.cancelAll()
+            return result
+        }
+        return try result.get()
+    }
+
+    /// Reset, version, event masks, LE features and advertising TX power: what the daemon needs to
+    /// know before it advertises and scans.
+    public func initialize() async throws(HCIControllerError) -> ControllerInfo {
+        try await send(.reset)
+        let version = try await send(.readLocalVersionInformation)
+        guard version.count >= 8 else { throw .malformedCompletion(.readLocalVersionInformation) }
+        // Events: Hardware Error (bit 15), LE Meta (bit 61), plus the spec's defaults.
+        try await send(.setEventMask(0x2000_9FFF_FFFF_FFFF | 1 << 15 | 1 << 61))
+        // LE subevents: Advertising Report (bit 1), Extended Advertising Report (bit 12).
+        try await send(.leSetEventMask(0x0000_0000_0000_101F))
+        let features = try await send(.leReadLocalSupportedFeatures)
+        guard features.count >= 8 else { throw .malformedCompletion(.leReadLocalSupportedFeatures) }
+        let power = try await send(.leReadAdvertisingChannelTxPower)
+        guard power.count >= 1 else { throw .malformedCompletion(.leReadAdvertisingChannelTxPower) }
+        return ControllerInfo(
+            hciVersion: version[0], manufacturer: UInt16(version[4]) | UInt16(version[5]) << 8,
+            leFeatures: features.prefix(8).enumerated().reduce(0) { $0 | UInt64($1.element) << (8 * UInt64($1.offset)) },
+            advertisingTxPower: Int8(bitPattern: power[0]))
+    }
+
+    // MARK: - Private
+
+    private func handle(_ bytes: [UInt8]) {
+        let event: HCIEvent
+        do {
+            event = try HCIEvent(packet: bytes)
+        } catch {
+            // Nothing a controller sends may stop the daemon: count it and go on.
+            malformedEvents += 1
+            logger.debug("malformed HCI event ignored", metadata: ["error": "\(error)"])
+            return
+        }
+        switch event {
+        case .commandComplete(let allowed, let opcode, let parameters):
+            allowedPackets = Int(allowed)
+            guard pending?.opcode == opcode else { break }
+            guard let status = parameters.first else {
+                finishPending(.malformedCompletion(opcode))
+                break
+            }
+            if status == HCIStatus.success.rawValue {
+                complete(.success(Array(parameters.dropFirst())))
+            } else {
+                finishPending(.status(HCIStatus(rawValue: status), opcode))
+            }
+        case .commandStatus(let status, let allowed, let opcode):
+            allowedPackets = Int(allowed)
+            guard pending?.opcode == opcode else { break }
+            if status == .success { complete(.success([])) } else { finishPending(.status(status, opcode)) }
+        case .hardwareError(let code):
+            hardwareErrors += 1
+            logger.error("controller hardware error", metadata: ["hci.code": "\(code)"])
+            finishPending(.hardwareError(code))
+        case .advertisingReports(let reports):
+            for report in reports { reportContinuation.yield(report) }
+        case .other:
+            break
+        }
+        if allowedPackets > 0, !busy, !waiting.isEmpty { waiting.removeFirst().resume() }
+    }
+
+    private func expire(_ token: Int) {
+        guard let pending, pending.token == token else { return }
+        logger.warning("HCI command timed out", metadata: ["hci.opcode": "\(pending.opcode)"])
+        finishPending(.timeout(pending.opcode))
+    }
+
+    private func complete(_ result: Result<[UInt8], HCIControllerError>) {
+        let current = pending
+        pending = nil
+        current?.continuation.resume(returning: result)
+    }
+
+    private func finishPending(_ error: HCIControllerError) {
+        complete(.failure(error))
+    }
+}
