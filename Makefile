@@ -7,11 +7,15 @@ SWIFT ?= swift
 BINDIR = $(DESTDIR)$(PREFIX)/bin
 
 # Debian packages the build needs: the C libraries (through pkg-config) and pkg-config itself.
-APT_PACKAGES = pkg-config libssl-dev libdbus-1-dev libbluetooth-dev zlib1g-dev openssl libcurl4 python3
+APT_PACKAGES = pkg-config libssl-dev libdbus-1-dev libbluetooth-dev zlib1g-dev openssl libcurl4 python3 python3-venv
+
+# The test peers: Bumble's virtual controllers and host, pinned, in a venv of the project's own.
+BUMBLE_VERSION = 0.0.236
+BUMBLE_VENV = .venv-bumble
 
 PRODUCTS = gaend gaenctl
 
-.PHONY: all deps build check test bench install uninstall clean
+.PHONY: all deps test-peers build check test bench install uninstall clean
 
 all: build
 
@@ -31,15 +35,23 @@ deps:
 		exit 1; \
 	fi
 
+# The venv the radio tests run their controller fixture in (testbed/controllers.py).
+test-peers: $(BUMBLE_VENV)/.installed
+
+$(BUMBLE_VENV)/.installed:
+	python3 -m venv $(BUMBLE_VENV)
+	$(BUMBLE_VENV)/bin/pip install --quiet --disable-pip-version-check bumble==$(BUMBLE_VERSION)
+	touch $@
+
 # Release binaries in .build/release.
 build: deps
 	$(SWIFT) build -c release --product gaend
 	$(SWIFT) build -c release --product gaenctl
 
-# Everything CI proves: dependencies, a debug build of every target, and all tests.
-check: deps
+# Everything CI proves: dependencies, test peers, a debug build of every target, and all tests.
+check: deps test-peers
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	GAEND_BUMBLE_PYTHON=$(CURDIR)/$(BUMBLE_VENV)/bin/python $(SWIFT) test --skip-build
 
 test: check
 

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+import Foundation
+import Glibc
+
+/// testbed/controllers.py: linked virtual controllers on Bumble, each on a unix socket in a fresh
+/// directory. Started by the test, ended by its PID when the value goes away.
+final class BumbleFixture: @unchecked Sendable {
+    // @unchecked: set in init, read-only after.
+    let process: Process
+    let directory: String
+    let sockets: [String]
+
+    /// The venv's python, from `make check` (GAEND_BUMBLE_PYTHON) or the default place.
+    static var python: String? {
+        if let path = ProcessInfo.processInfo.environment["GAEND_BUMBLE_PYTHON"], FileManager.default.isExecutableFile(atPath: path) {
+            return path
+        }
+        let local = root.appendingPathComponent(".venv-bumble/bin/python").path
+        return FileManager.default.isExecutableFile(atPath: local) ? local : nil
+    }
+
+    static var root: URL {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { url.deleteLastPathComponent() }
+        return url
+    }
+
+    init(controllers: Int, arguments: [String] = []) throws {
+        guard let python = Self.python else { throw POSIXError(.ENOENT) }
+        let directory = FileManager.default.temporaryDirectory.path + "/gaend-bumble-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+        self.directory = directory
+        sockets = (0..<controllers).map { "\(directory)/c\($0).sock" }
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: python)
+        process.arguments = [Self.root.appendingPathComponent("testbed/controllers.py").path, "--max-seconds", "120"] + arguments
+            + sockets.map { "unix-server:\($0)" }
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var text = ""
+        while !text.contains("\n") {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        guard text.hasPrefix("READY") else {
+            stop()
+            throw POSIXError(.EIO)
+        }
+    }
+
+    /// Ends the fixture (SIGKILL: no clean-up, as a crash would).
+    func stop() {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
