@@ -63,6 +63,11 @@ let package = Package(
             swiftSettings: strictSwift),
         // The controller side of HCI: packet codec and H4 framing (pure), later the driver and transports.
         .target(name: "HCI", dependencies: ["ENCore", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSwift),
+        // The beacon: advertiser and scanner over a controller.
+        .target(
+            name: "Radio",
+            dependencies: ["ENCore", "ENCrypto", "HCI", "KeySchedule", "ContactLog", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSwift),
         // Matching, exposure windows, v1/v2/per-day scoring, the detection worker.
         .target(
             name: "Detection",
@@ -119,7 +124,15 @@ let package = Package(
             resources: [.copy("Fixtures")],
             swiftSettings: strictSwift),
         .testTarget(
-            name: "HCITests", dependencies: ["HCI", "ENCore", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSwift),
+            name: "HCITests", dependencies: ["HCI", "ENCore", "GaendTestSupport", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSwift),
+        .testTarget(
+            name: "RadioTests",
+            dependencies: [
+                "Radio", "HCI", "ENCore", "ENCrypto", "KeySchedule", "ContactLog", "Storage", "GaendTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift),
         .testTarget(
             name: "DetectionTests",
             dependencies: ["Detection", "ContactLog", "KeyFiles", "ENCore", "ENCrypto", "Storage", "GaendTestSupport",

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 import ENCore
+import GaendTestSupport
 import HCI
 import Logging
 import Testing

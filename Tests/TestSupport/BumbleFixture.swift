@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-import Foundation
+public import Foundation
 import Glibc
 
 /// testbed/controllers.py: linked virtual controllers on Bumble, each on a unix socket in a fresh
 /// directory. Started by the test, ended by its PID when the value goes away.
-final class BumbleFixture: @unchecked Sendable {
+public final class BumbleFixture: @unchecked Sendable {
     // @unchecked: set in init, read-only after.
     let process: Process
     let directory: String
-    let sockets: [String]
+    public let sockets: [String]
 
     /// The venv's python, from `make check` (GAEND_BUMBLE_PYTHON) or the default place.
-    static var python: String? {
+    public static var python: String? {
         if let path = ProcessInfo.processInfo.environment["GAEND_BUMBLE_PYTHON"], FileManager.default.isExecutableFile(atPath: path) {
             return path
         }
@@ -26,7 +26,7 @@ final class BumbleFixture: @unchecked Sendable {
         return url
     }
 
-    init(controllers: Int, arguments: [String] = []) throws {
+    public init(controllers: Int, arguments: [String] = []) throws {
         guard let python = Self.python else { throw POSIXError(.ENOENT) }
         let directory = FileManager.default.temporaryDirectory.path + "/gaend-bumble-" + UUID().uuidString.prefix(8)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
@@ -53,7 +53,7 @@ final class BumbleFixture: @unchecked Sendable {
     }
 
     /// Ends the fixture (SIGKILL: no clean-up, as a crash would).
-    func stop() {
+    public func stop() {
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()

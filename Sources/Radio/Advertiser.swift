@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+public import ENCore
+public import ENCrypto
+public import HCI
+public import KeySchedule
+public import Logging
+
+/// Broadcasts the current RPI and AEM as a legacy ADV_NONCONN_IND from a fresh non-resolvable
+/// private address, and rotates both together: advertising off, new address, new data, on, as one
+/// transaction, so that an RPI is never seen from two addresses or an address with two RPIs.
+public actor Advertiser {
+    private let controller: HCIController
+    private let keys: KeySchedule
+    private let clock: any WallClock
+    private let random: any RandomBytesSource
+    private let settings: RadioSettings
+    private let logger: Logger
+    private let crypto: ExposureKeyCrypto
+    private var txPower: Int8 = 0
+    private var enabled = false
+    /// What is on the air now.
+    public private(set) var current: (address: BluetoothAddress, rpi: RollingProximityIdentifier, key: TemporaryExposureKey)?
+    public private(set) var rotations = 0
+
+    public init(
+        controller: HCIController, keys: KeySchedule, clock: any WallClock, random: any RandomBytesSource = SystemRandom(),
+        settings: RadioSettings, logger: Logger = Logger(label: "gaend.advertiser")
+    ) throws(CryptoError) {
+        self.controller = controller
+        self.keys = keys
+        self.clock = clock
+        self.random = random
+        self.settings = settings
+        self.logger = logger
+        crypto = try ExposureKeyCrypto()
+    }
+
+    /// Sets the advertising parameters once, with the controller's TX power unless configured.
+    public func start(controllerTxPower: Int8) async throws {
+        txPower = settings.txPower ?? controllerTxPower
+        try await rotate()
+    }
+
+    /// One rotation: the RPI of the current interval under the current key, a new address.
+    public func rotate() async throws {
+        let key = try await keys.currentKey()
+        guard let interval = ENIntervalNumber(containing: clock.now()) else { return }
+        let (rpik, aemk) = crypto.keys(for: key.keyData)
+        let rpi = crypto.rpi(rpik: rpik, interval: interval)
+        let metadata = BluetoothMetadata.version1_1(txPower: txPower, calibrationConfidence: settings.calibrationConfidence)
+        let frame = ExposureNotificationPayload(rpi: rpi, aem: crypto.aem(for: metadata, aemk: aemk, rpi: rpi)).advertisingData()
+        // (A typed-throws closure here crashes Swift 6.3.1's IR generation; bytes16() avoids it.)
+        let address = BluetoothAddress.nonResolvablePrivate(random: Array(try random.bytes16().bytes.prefix(6)))
+
+        if enabled {
+            try await controller.send(.leSetAdvertisingEnable(false))
+            enabled = false
+        }
+        try await controller.send(.leSetRandomAddress(address))
+        try await controller.send(
+            .leSetAdvertisingParameters(
+                minimumInterval: settings.advertisingInterval.lowerBound, maximumInterval: settings.advertisingInterval.upperBound,
+                type: .nonConnectableUndirected, ownAddressRandom: true))
+        try await controller.send(.leSetAdvertisingData(frame))
+        try await controller.send(.leSetAdvertisingEnable(true))
+        enabled = true
+        current = (address, rpi, key)
+        rotations += 1
+        logger.debug("advertising rotated", metadata: ["address": "\(address)", "interval": "\(interval)"])
+    }
+
+    /// Stops advertising (at shutdown and when disabled).
+    public func stop() async throws {
+        guard enabled else { return }
+        try await controller.send(.leSetAdvertisingEnable(false))
+        enabled = false
+    }
+
+    /// Seconds until the next rotation: a random draw from the rotation interval, cut short at the
+    /// next UTC midnight so that a new TEK goes on the air at once.
+    public func nextRotationDelay() -> Int64 {
+        Self.rotationDelay(drawn: Int64(Int.random(in: settings.rotationInterval)), now: clock.now())
+    }
+
+    /// `drawn` seconds, or fewer if UTC midnight (a new key) comes first; at least one second.
+    public static func rotationDelay(drawn: Int64, now: UnixTime) -> Int64 {
+        let untilMidnight = UTCDay(containing: now).advanced(by: 1).start.seconds - now.seconds
+        return max(1, min(drawn, untilMidnight))
+    }
+}

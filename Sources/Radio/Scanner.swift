@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+public import ContactLog
+public import ENCore
+public import HCI
+public import Logging
+
+/// Listens in scan windows, aggregates what it hears per RPI, and appends each window to the
+/// contact log when it ends. Passive scanning, duplicates not filtered, reports from both report
+/// events; a frame is GAEN when it carries 0xFD6F service data (Android frames without Flags and
+/// ADV_SCAN_IND included); scan responses and everything else are counted and dropped.
+public actor Scanner {
+    private let controller: HCIController
+    private let log: ContactLogWriter
+    private let clock: any WallClock
+    private let settings: RadioSettings
+    private let logger: Logger
+    private var previousScanEnd: UnixTime?
+    private var window: WindowState?
+    public private(set) var windowsWritten = 0
+
+    struct WindowState {
+        var start: UnixTime
+        var monotonicStart: ContinuousClock.Instant
+        var reports: UInt32 = 0
+        var gaenReports: UInt32 = 0
+        var aggregates: [RollingProximityIdentifier: ContactAggregate] = [:]
+        var malformed = 0
+    }
+
+    public init(
+        controller: HCIController, log: ContactLogWriter, clock: any WallClock, settings: RadioSettings,
+        logger: Logger = Logger(label: "gaend.scanner")
+    ) {
+        self.controller = controller
+        self.log = log
+        self.clock = clock
+        self.settings = settings
+        self.logger = logger
+    }
+
+    /// Starts a window: passive scan, no duplicate filter.
+    public func beginWindow() async throws {
+        try await controller.send(.leSetScanParameters(active: false, interval: 0x0060, window: 0x0060))
+        try await controller.send(.leSetScanEnable(true, filterDuplicates: false))
+        window = WindowState(start: clock.now(), monotonicStart: .now)
+    }
+
+    /// Takes one report into the open window.
+    public func handle(_ report: AdvertisingReport) {
+        guard var current = window else { return }
+        current.reports += 1
+        defer { window = current }
+        guard !report.isScanResponse else { return }
+        let payload: ExposureNotificationPayload?
+        do {
+            payload = try ExposureNotificationPayload(parsing: report.data)
+        } catch {
+            current.malformed += 1
+            return
+        }
+        guard let payload else { return }
+        current.gaenReports += 1
+        // Wall time of the report: the window's start plus monotonic time, so a clock step inside
+        // a window cannot put a report before its window.
+        let elapsed = ContinuousClock.now - current.monotonicStart
+        let seen = current.start.adding(milliseconds: elapsed)
+        let rssi = report.rssi == RSSISummary.notAvailable ? report.rssi : Int8(clamping: Int(report.rssi) + settings.rssiCorrection)
+        if var aggregate = current.aggregates[payload.rpi] {
+            aggregate.lastSeen = seen
+            aggregate.reports &+= 1
+            aggregate.rssi.add(rssi)
+            current.aggregates[payload.rpi] = aggregate
+        } else {
+            var summary = RSSISummary()
+            summary.add(rssi)
+            current.aggregates[payload.rpi] = ContactAggregate(
+                rpi: payload.rpi, aem: payload.aem, firstSeen: seen, lastSeen: seen, reports: 1, rssi: summary,
+                previousScanEnd: previousScanEnd)
+        }
+    }
+
+    /// Ends the window: scanning off, the aggregates and the window record appended (and synced, by
+    /// the log's policy).
+    @discardableResult
+    public func endWindow() async throws -> Int {
+        guard let current = window else { return 0 }
+        window = nil
+        try await controller.send(.leSetScanEnable(false, filterDuplicates: false))
+        let elapsed = ContinuousClock.now - current.monotonicStart
+        let end = current.start.adding(milliseconds: elapsed)
+        let record = ScanWindowRecord(
+            start: current.start, end: end, reports: current.reports, exposureNotificationReports: current.gaenReports,
+            aggregates: UInt32(current.aggregates.count), previousScanEnd: previousScanEnd,
+            monotonicMilliseconds: UInt32(clamping: elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000))
+        let written = try await log.append(window: record, aggregates: current.aggregates.values.sorted { $0.firstSeen < $1.firstSeen })
+        previousScanEnd = end
+        windowsWritten += 1
+        if current.malformed > 0 {
+            logger.debug("malformed GAEN frames dropped", metadata: ["frames": "\(current.malformed)"])
+        }
+        return written
+    }
+}
+
+extension UnixTime {
+    func adding(milliseconds duration: Duration) -> UnixTime {
+        UnixTime(milliseconds: milliseconds + duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
+    }
+}

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+import ContactLog
+import ENCore
+import ENCrypto
+import GaendTestSupport
+import HCI
+import KeySchedule
+import Logging
+import Radio
+import Storage
+import Testing
+
+/// The advertiser on one Bumble controller and the scanner on another, with the real key schedule
+/// and the real contact log.
+@Suite(.enabled(if: BumbleFixture.python != nil, "no Bumble venv: run `make test-peers` (make check does)"))
+struct BeaconTests {
+    let quiet = Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    @Test(.timeLimit(.minutes(1)))
+    func whatOneBeaconSendsTheOtherLogsAndRotationChangesAddressAndRPITogether() async throws {
+        let fixture = try BumbleFixture(controllers: 2, arguments: ["--pair-rssi", "C0:C1=-67"])
+        let directory = try TemporaryDirectory()
+        let data = DataDirectory(path: directory.path + "/gaend")
+        let clock = ManualClock(.vectorDay.adding(seconds: 10 * 3600))
+        let keys = try KeySchedule(dataDirectory: data, clock: clock, logger: quiet)
+        let log = try ContactLogWriter(dataDirectory: DataDirectory(path: directory.path + "/peer"), clock: clock, logger: quiet)
+
+        let advertisingController = HCIController(transport: try FileDescriptorTransport.unix(path: fixture.sockets[0]), logger: quiet)
+        let scanningController = HCIController(transport: try FileDescriptorTransport.unix(path: fixture.sockets[1]), logger: quiet)
+        async let readingA: Void = advertisingController.run()
+        async let readingB: Void = scanningController.run()
+        let info = try await advertisingController.initialize()
+        _ = try await scanningController.initialize()
+
+        var settings = RadioSettings()
+        settings.calibrationConfidence = .low
+        let advertiser = try Advertiser(controller: advertisingController, keys: keys, clock: clock, settings: settings, logger: quiet)
+        let scanner = Scanner(controller: scanningController, log: log, clock: clock, settings: settings, logger: quiet)
+        try await advertiser.start(controllerTxPower: info.advertisingTxPower)
+        let first = try #require(await advertiser.current)
+
+        var reports = scanningController.reports.makeAsyncIterator()
+        var addressesOfRPI: [RollingProximityIdentifier: Set<BluetoothAddress>] = [:]
+        func listen(_ count: Int) async throws {
+            try await scanner.beginWindow()
+            for _ in 0..<count {
+                let report = try #require(await reports.next())
+                if let payload = try ExposureNotificationPayload(parsing: report.data) {
+                    addressesOfRPI[payload.rpi, default: []].insert(report.address)
+                    #expect(report.eventType == 3)  // ADV_NONCONN_IND
+                    #expect(report.addressType == 1)
+                    #expect(report.data.count == 31)
+                }
+                await scanner.handle(report)
+            }
+            try await scanner.endWindow()
+        }
+        try await listen(3)
+
+        // The RPI is the one `gaenctl tools derive` gives for the stored TEK and the interval.
+        let crypto = try ExposureKeyCrypto()
+        let key = try await keys.currentKey()
+        let interval = try #require(ENIntervalNumber(containing: clock.now()))
+        #expect(first.rpi == crypto.rpi(rpik: crypto.rpik(for: key.keyData), interval: interval))
+        #expect(first.address.bytes[0] & 0xC0 == 0)  // non-resolvable private
+
+        // Rotate in a later interval: a new address and a new RPI, together.
+        clock.advance(seconds: 15 * 60)
+        try await advertiser.rotate()
+        let second = try #require(await advertiser.current)
+        #expect(second.address != first.address)
+        #expect(second.rpi != first.rpi)
+        try await listen(12)  // reports of the old advertisement still in flight are fine
+
+        #expect(addressesOfRPI[first.rpi] == [first.address])
+        #expect(addressesOfRPI[second.rpi] == [second.address])
+
+        // The peer's log holds both RPIs, with the pair's RSSI and the AEM that decrypts to our metadata.
+        var logged = [ContactAggregate]()
+        try ContactLogReader(dataDirectory: DataDirectory(path: directory.path + "/peer")).forEachRecord { record in
+            if case .aggregate(let aggregate) = record { logged.append(aggregate) }
+        }
+        #expect(Set(logged.map(\.rpi)) == [first.rpi, second.rpi])
+        #expect(logged.allSatisfy { $0.rssi.maximum == -67 })
+        // The second window knows when the first ended (secondsSinceLastScan needs it).
+        #expect(logged.filter { $0.rpi == second.rpi }.allSatisfy { $0.previousScanEnd != nil })
+        let aemk = crypto.aemk(for: key.keyData)
+        let firstAggregate = try #require(logged.first { $0.rpi == first.rpi })
+        let metadata = crypto.metadata(from: firstAggregate.aem, aemk: aemk, rpi: first.rpi)
+        #expect(metadata.txPower == info.advertisingTxPower)
+        #expect(metadata.calibrationConfidence == .low)
+        #expect(await scanner.windowsWritten == 2)
+
+        try await advertiser.stop()
+        fixture.stop()
+        await readingA
+        await readingB
+    }
+
+    @Test func theNextRotationComesNoLaterThanMidnight() {
+        let noon = UnixTime.vectorDay.adding(seconds: 12 * 3600)
+        #expect(Advertiser.rotationDelay(drawn: 900, now: noon) == 900)
+        #expect(Advertiser.rotationDelay(drawn: 900, now: UnixTime.vectorDay.adding(seconds: 86_400 - 120)) == 120)
+        #expect(Advertiser.rotationDelay(drawn: 900, now: UnixTime.vectorDay.adding(seconds: 86_400)) == 900)
+        #expect(Advertiser.rotationDelay(drawn: 0, now: noon) == 1)
+    }
+}
