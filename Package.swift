@@ -26,6 +26,7 @@ let package = Package(
         // Runtime only: the generated code is committed (docs/key-files.md), the plugin never builds here.
         .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
         .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // C libraries from Debian, found through pkg-config. Only the wrapper modules import them.
@@ -62,11 +63,19 @@ let package = Package(
             exclude: ["Generated/README.md"],
             swiftSettings: strictSwift),
         // The controller side of HCI: packet codec and H4 framing (pure), later the driver and transports.
-        .target(name: "HCI", dependencies: ["ENCore", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSwift),
+        .target(name: "HCI", dependencies: ["ENCore", "CBlueZ", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSwift),
         // The beacon: advertiser and scanner over a controller.
         .target(
             name: "Radio",
             dependencies: ["ENCore", "ENCrypto", "HCI", "KeySchedule", "ContactLog", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSwift),
+        // The daemon's parts: configuration and services.
+        .target(
+            name: "Daemon",
+            dependencies: [
+                "ENCore", "HCI", "Radio", "KeySchedule", "ContactLog", "Storage", .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: strictSwift),
         // Matching, exposure windows, v1/v2/per-day scoring, the detection worker.
         .target(
@@ -86,7 +95,11 @@ let package = Package(
         // Executables: wiring only.
         .executableTarget(
             name: "gaend",
-            dependencies: ["ENCore", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: [
+                "ENCore", "Daemon", "HCI", "KeySchedule", "ContactLog", "Storage", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: strictSwift),
         .executableTarget(name: "gaenctl", dependencies: ["GaenCtlCommands"], swiftSettings: strictSwift),
         // The plain-C baseline the benchmark compares the Swift paths with; linked into gaen-bench only.

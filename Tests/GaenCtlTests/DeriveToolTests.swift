@@ -96,8 +96,8 @@ import Testing
         let daemon = try ToolRunner.run("gaend", ["--help"])
         #expect(daemon.status == 0)
         #expect(daemon.standardOutput.contains("gaend"))
-        let daemonRun = try ToolRunner.run("gaend", [])
-        #expect(daemonRun.status == 0)
-        #expect(daemonRun.standardOutput.hasPrefix("gaend 0."))
+        let daemonVersion = try ToolRunner.run("gaend", ["--version"])
+        #expect(daemonVersion.status == 0)
+        #expect(daemonVersion.standardOutput.hasPrefix("0."))
     }
 }

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+public import ENCore
+public import HCI
+public import Radio
+
+/// The daemon's configuration: `/etc/gaend/gaend.conf` (`key = value` lines, `#` comments), then
+/// the command line, whose options have the same names and win.
+public struct DaemonConfiguration: Sendable {
+    public var radio: RadioSpec = .none
+    public var dataDirectory = "/var/lib/gaend"
+    public var radioSettings = RadioSettings()
+
+    public init() {}
+
+    /// The keys a file or the command line may set.
+    public static let keys = [
+        "radio", "data-dir", "scan-window", "scan-interval", "rotation-interval", "tx-power", "rssi-correction", "calibration-confidence",
+    ]
+
+    /// Applies `key = value` lines of a configuration file.
+    public mutating func apply(file text: String, path: String) throws(DaemonConfigurationError) {
+        for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
+            let trimmed = line.trimmingWhitespace()
+            if trimmed.isEmpty { continue }
+            guard let equals = trimmed.firstIndex(of: "=") else {
+                throw DaemonConfigurationError(key: "\(path):\(number + 1)", problem: "expected key = value")
+            }
+            try set(String(trimmed[..<equals]).trimmingWhitespace(), String(trimmed[trimmed.index(after: equals)...]).trimmingWhitespace())
+        }
+    }
+
+    /// Sets one key; the error names it.
+    public mutating func set(_ key: String, _ value: String) throws(DaemonConfigurationError) {
+        func fail(_ problem: String) -> DaemonConfigurationError { DaemonConfigurationError(key: key, problem: "'\(value)' \(problem)") }
+        switch key {
+        case "radio":
+            do {
+                radio = try RadioSpec(parsing: value)
+            } catch {
+                throw DaemonConfigurationError(key: key, problem: error.problem)
+            }
+        case "data-dir":
+            guard value.hasPrefix("/") else { throw fail("is not an absolute path") }
+            dataDirectory = value
+        case "scan-window":
+            guard let seconds = Double(value), seconds > 0, seconds <= 60 else { throw fail("is not a number of seconds in (0, 60]") }
+            radioSettings.scanWindowSeconds = seconds
+        case "scan-interval":
+            if value == "continuous" {
+                radioSettings.scanInterval = nil
+            } else {
+                guard let range = Self.range(value), range.lowerBound >= 1, range.upperBound <= 3600 else {
+                    throw fail("is not MIN-MAX seconds within 1...3600, or continuous")
+                }
+                radioSettings.scanInterval = range
+            }
+        case "rotation-interval":
+            guard let range = Self.range(value), range.lowerBound >= 1, range.upperBound <= 3600 else {
+                throw fail("is not MIN-MAX seconds within 1...3600")
+            }
+            radioSettings.rotationInterval = range
+        case "tx-power":
+            guard let power = Int8(value), (-127...20).contains(power) else { throw fail("is not a TX power in -127...20 dBm") }
+            radioSettings.txPower = power
+        case "rssi-correction":
+            guard let correction = Int(value), (-50...50).contains(correction) else { throw fail("is not a correction in -50...50 dB") }
+            radioSettings.rssiCorrection = correction
+        case "calibration-confidence":
+            guard let confidence = CalibrationConfidence.allCases.first(where: { $0.description == value }) else {
+                throw fail("is not lowest, low, medium or high")
+            }
+            radioSettings.calibrationConfidence = confidence
+        default:
+            throw DaemonConfigurationError(key: key, problem: "not a configuration key (\(Self.keys.joined(separator: ", ")))")
+        }
+    }
+
+    /// `MIN-MAX` or a single number.
+    static func range(_ text: String) -> ClosedRange<Int>? {
+        let parts = text.split(separator: "-", maxSplits: 1)
+        guard let low = Int(parts[0]) else { return nil }
+        let high = parts.count == 2 ? Int(parts[1]) : low
+        guard let high, low <= high else { return nil }
+        return low...high
+    }
+}
+
+/// A configuration value that is wrong, named by its key. gaend exits 2 with it.
+public struct DaemonConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var key: String
+    public var problem: String
+
+    public init(key: String, problem: String) {
+        self.key = key
+        self.problem = problem
+    }
+
+    public var description: String { "\(key): \(problem)" }
+}
+
+extension String {
+    func trimmingWhitespace() -> String {
+        String(self.drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+    }
+}

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+import ContactLog
+import Foundation
+import GaendTestSupport
+import Glibc
+import Storage
+import Testing
+
+/// Two `gaend` processes on two Bumble controllers: each logs the other, and SIGTERM stops both
+/// cleanly.
+@Suite(.enabled(if: BumbleFixture.python != nil, "no Bumble venv: run `make test-peers` (make check does)"))
+struct DaemonTests {
+    @Test(.timeLimit(.minutes(1)))
+    func twoDaemonsHearEachOtherAndStopCleanly() async throws {
+        let fixture = try BumbleFixture(controllers: 2, arguments: ["--pair-rssi", "C0:C1=-70", "--pair-rssi", "C1:C0=-80"])
+        let directory = try TemporaryDirectory()
+        let executable = try ToolRunner.productsDirectory().appendingPathComponent("gaend")
+        var daemons = [Process]()
+        for index in 0..<2 {
+            let process = Process()
+            process.executableURL = executable
+            process.arguments = [
+                "--radio", "h4+unix:\(fixture.sockets[index])", "--data-dir", "\(directory.path)/d\(index)", "--scan-window", "0.5",
+                "--scan-interval", "1-1", "--rotation-interval", "1-2", "--calibration-confidence", "low",
+            ]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            daemons.append(process)
+        }
+        defer { for daemon in daemons where daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) } }
+
+        // Wait (bounded) until each log holds an aggregate of the other's advertisement.
+        func aggregates(_ index: Int) -> [ContactAggregate] {
+            var found = [ContactAggregate]()
+            try? ContactLogReader(dataDirectory: DataDirectory(path: "\(directory.path)/d\(index)")).forEachRecord { record in
+                if case .aggregate(let aggregate) = record { found.append(aggregate) }
+            }
+            return found
+        }
+        let deadline = ContinuousClock.now.advanced(by: .seconds(30))
+        while (aggregates(0).isEmpty || aggregates(1).isEmpty) && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        #expect(aggregates(1).allSatisfy { $0.rssi.maximum == -70 })
+        #expect(aggregates(0).allSatisfy { $0.rssi.maximum == -80 })
+        #expect(!aggregates(0).isEmpty && !aggregates(1).isEmpty)
+
+        // SIGTERM: both exit 0, within the 10 s the unit allows.
+        let stopping = ContinuousClock.now
+        for daemon in daemons { kill(daemon.processIdentifier, SIGTERM) }
+        for daemon in daemons { daemon.waitUntilExit() }
+        #expect(daemons.allSatisfy { $0.terminationStatus == 0 && $0.terminationReason == .exit })
+        #expect(ContinuousClock.now - stopping < .seconds(10))
+        // Nothing torn: the window open at the signal was flushed.
+        for index in 0..<2 {
+            #expect(try ContactLogReader(dataDirectory: DataDirectory(path: "\(directory.path)/d\(index)")).verify().isIntact)
+        }
+    }
+
+    @Test func badConfigurationExitsTwoNamingTheKey() throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.path + "/gaend.conf"
+        try Data("radio = none\n# a comment\nscan-window = 0\n".utf8).write(to: URL(fileURLWithPath: file))
+        let fromFile = try ToolRunner.run("gaend", ["--config", file])
+        #expect(fromFile.status == 2)
+        #expect(fromFile.standardError.contains("scan-window: '0' is not a number of seconds"))
+        let fromOption = try ToolRunner.run("gaend", ["--radio", "h4:/dev/ttyS0@7", "--data-dir", directory.path])
+        #expect(fromOption.status == 2)
+        #expect(fromOption.standardError.contains("radio: '7' is not a supported baud rate"))
+        let unknown = try ToolRunner.run("gaend", ["--config", directory.path + "/missing.conf"])
+        #expect(unknown.status == 2)
+        #expect(unknown.standardError.contains("--config"))
+    }
+}
