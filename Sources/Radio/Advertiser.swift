@@ -22,6 +22,8 @@ public actor Advertiser {
     /// What is on the air now.
     public private(set) var current: (address: BluetoothAddress, rpi: RollingProximityIdentifier, key: TemporaryExposureKey)?
     public private(set) var rotations = 0
+    /// How long the last rotation had advertising off: from the disable's completion to the enable's.
+    public private(set) var lastRotationGap: Duration?
 
     public init(
         controller: HCIController, keys: KeySchedule, clock: any WallClock, random: any RandomBytesSource = SystemRandom(),
@@ -53,9 +55,12 @@ public actor Advertiser {
         // (A typed-throws closure here crashes Swift 6.3.1's IR generation; bytes16() avoids it.)
         let address = BluetoothAddress.nonResolvablePrivate(random: Array(try random.bytes16().bytes.prefix(6)))
 
+        let monotonic = ContinuousClock()
+        var disabledAt: ContinuousClock.Instant?
         if enabled {
             try await controller.send(.leSetAdvertisingEnable(false))
             enabled = false
+            disabledAt = monotonic.now
         }
         try await controller.send(.leSetRandomAddress(address))
         try await controller.send(
@@ -65,6 +70,7 @@ public actor Advertiser {
         try await controller.send(.leSetAdvertisingData(frame))
         try await controller.send(.leSetAdvertisingEnable(true))
         enabled = true
+        if let disabledAt { lastRotationGap = monotonic.now - disabledAt }
         current = (address, rpi, key)
         rotations += 1
         logger.debug("advertising rotated", metadata: ["address": "\(address)", "interval": "\(interval)"])

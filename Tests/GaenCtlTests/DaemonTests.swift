@@ -59,6 +59,42 @@ struct DaemonTests {
         }
     }
 
+    @Test(.timeLimit(.minutes(1)))
+    func aDaemonReconnectsWhenItsControllerComesBack() async throws {
+        let directory = try TemporaryDirectory()
+        let fixture = try BumbleFixture(controllers: 2)
+        let sockets = fixture.sockets
+        let daemon = Process()
+        daemon.executableURL = try ToolRunner.productsDirectory().appendingPathComponent("gaend")
+        daemon.arguments = ["--radio", "h4+unix:\(sockets[0])", "--data-dir", "\(directory.path)/d", "--scan-window", "0.3", "--scan-interval", "1-1"]
+        daemon.standardOutput = FileHandle.nullDevice
+        daemon.standardError = FileHandle.nullDevice
+        try daemon.run()
+        defer { if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) } }
+        func windows() -> Int {
+            (try? ContactLogReader(dataDirectory: DataDirectory(path: "\(directory.path)/d")).verify().segments.reduce(0) { $0 + $1.scanWindows }) ?? 0
+        }
+        func waitForMoreWindows(than count: Int) async throws {
+            let deadline = ContinuousClock.now.advanced(by: .seconds(30))
+            while windows() <= count && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        try await waitForMoreWindows(than: 0)
+        #expect(windows() > 0)
+
+        // The controller process dies; a new one comes up on the same socket; scanning resumes.
+        // (The first fixture object lives on: its directory holds the sockets.)
+        fixture.stop()
+        let before = windows()
+        let restarted = try BumbleFixture(controllers: 2, socketsIn: sockets)
+        try await waitForMoreWindows(than: before + 1)
+        #expect(windows() > before + 1)
+        #expect(daemon.isRunning)
+        kill(daemon.processIdentifier, SIGTERM)
+        daemon.waitUntilExit()
+        #expect(daemon.terminationStatus == 0)
+        withExtendedLifetime((fixture, restarted)) {}
+    }
+
     @Test func badConfigurationExitsTwoNamingTheKey() throws {
         let directory = try TemporaryDirectory()
         let file = directory.path + "/gaend.conf"

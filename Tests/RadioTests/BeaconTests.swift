@@ -71,6 +71,9 @@ struct BeaconTests {
         let second = try #require(await advertiser.current)
         #expect(second.address != first.address)
         #expect(second.rpi != first.rpi)
+        // A figure, not an assertion on speed: how long advertising was off.
+        let gap = try #require(await advertiser.lastRotationGap)
+        print("rotation gap on Bumble over a unix socket: \(gap)")
         try await listen(12)  // reports of the old advertisement still in flight are fine
 
         #expect(addressesOfRPI[first.rpi] == [first.address])

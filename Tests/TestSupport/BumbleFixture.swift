@@ -26,12 +26,15 @@ public final class BumbleFixture: @unchecked Sendable {
         return url
     }
 
-    public init(controllers: Int, arguments: [String] = []) throws {
+    /// - Parameter socketsIn: reuse these socket paths (a controller coming back where it was).
+    public init(controllers: Int, arguments: [String] = [], socketsIn existing: [String]? = nil) throws {
         guard let python = Self.python else { throw POSIXError(.ENOENT) }
         let directory = FileManager.default.temporaryDirectory.path + "/gaend-bumble-" + UUID().uuidString.prefix(8)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
         self.directory = directory
-        sockets = (0..<controllers).map { "\(directory)/c\($0).sock" }
+        sockets = existing ?? (0..<controllers).map { "\(directory)/c\($0).sock" }
+        // A killed fixture leaves its socket files behind (SIGKILL runs no clean-up).
+        for socket in sockets { unlink(socket) }
         process = Process()
         process.executableURL = URL(fileURLWithPath: python)
         process.arguments = [Self.root.appendingPathComponent("testbed/controllers.py").path, "--max-seconds", "120"] + arguments
@@ -62,6 +65,7 @@ public final class BumbleFixture: @unchecked Sendable {
 
     deinit {
         stop()
+        for socket in sockets { unlink(socket) }
         try? FileManager.default.removeItem(atPath: directory)
     }
 }
