@@ -6,6 +6,7 @@ controller does not (shared/reference/test-peers.md §1.3-1.4):
 - legacy ADV_NONCONN_IND, ADV_SCAN_IND and ADV_IND are all transmitted, at intervals in 0.625 ms units;
 - a legacy scan gets legacy reports (subevent 0x02) with the right PDU type, an extended scan
   extended reports with the legacy properties; no scan response for passive scans;
+- extended advertising sets with legacy PDUs (what Bumble's own host uses) are reported the same way;
 - RSSI per receiving pair (--rssi, --pair-rssi C0:C1=-75); duplicate filtering honoured unless
   --no-dup-filter;
 - HCI Reset clears advertising, scanning and the random address; LE Set Random Address while
@@ -22,7 +23,7 @@ import signal
 import sys
 
 from bumble import hci, ll
-from bumble.controller import Controller, LegacyAdvertiser
+from bumble.controller import AdvertisingSet, Controller, LegacyAdvertiser
 from bumble.link import LocalLink
 from bumble.transport import open_transport
 
@@ -47,6 +48,23 @@ class FixtureAdvertiser(LegacyAdvertiser):
         pdu.legacy_type = self.advertising_type
         pdu.sender = self.controller.name
         self.controller.send_advertising_pdu(pdu)
+
+
+def send_extended_advertising_data(self):
+    """Extended advertising sets: the PDU carries its sender and, for legacy-PDU sets, its legacy type,
+    so receivers apply the pair's RSSI and report it as a real controller would."""
+    if not self.controller.link or not self.address:
+        return
+    properties = int(self.parameters.advertising_event_properties) if self.parameters else 0
+    pdu = ll.AdvExtInd(advertiser_address=self.address, data=bytes(self.data), sid=self.parameters.advertising_sid if self.parameters else 0,
+                       periodic_advertising_data=None)
+    pdu.sender = self.controller.name
+    if properties & 0x10:  # a legacy PDU: connectable bit 0, scannable bit 1
+        pdu.legacy_type = 0x00 if properties & 0x01 else (0x02 if properties & 0x02 else 0x03)
+    self.controller.send_advertising_pdu(pdu)
+
+
+AdvertisingSet.send_extended_advertising_data = send_extended_advertising_data
 
 
 class FixtureController(Controller):
@@ -94,7 +112,7 @@ class FixtureController(Controller):
 
     def on_ll_advertising_pdu(self, packet):
         # The stock dispatch drops ADV_NONCONN_IND and ADV_SCAN_IND PDUs on the floor.
-        if isinstance(packet, ll.AdvNonConnInd):
+        if isinstance(packet, (ll.AdvNonConnInd, ll.AdvExtInd)) and hasattr(packet, 'legacy_type'):
             return self.on_advertising_pdu(packet)
         return super().on_ll_advertising_pdu(packet)
 

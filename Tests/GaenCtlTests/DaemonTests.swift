@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 import ContactLog
+import ENCore
+import ENCrypto
 import Foundation
+import KeySchedule
 import GaendTestSupport
 import Glibc
 import Storage
@@ -93,6 +96,59 @@ struct DaemonTests {
         daemon.waitUntilExit()
         #expect(daemon.terminationStatus == 0)
         withExtendedLifetime((fixture, restarted)) {}
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func bumblesOwnHostAndTheDaemonHearEachOther() async throws {
+        let fixture = try BumbleFixture(controllers: 2, arguments: ["--pair-rssi", "C0:C1=-70", "--pair-rssi", "C1:C0=-66"])
+        let directory = try TemporaryDirectory()
+        let data = DataDirectory(path: "\(directory.path)/d")
+        let daemon = Process()
+        daemon.executableURL = try ToolRunner.productsDirectory().appendingPathComponent("gaend")
+        daemon.arguments = ["--radio", "h4+unix:\(fixture.sockets[0])", "--data-dir", data.path, "--scan-window", "0.5", "--scan-interval", "1-1"]
+        daemon.standardOutput = FileHandle.nullDevice
+        daemon.standardError = FileHandle.nullDevice
+        try daemon.run()
+        defer { if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) } }
+
+        // The peer runs for 4 s on the other controller, under a timeout (its host can hang).
+        let peer = Process()
+        peer.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+        peer.arguments = ["20", try #require(BumbleFixture.python), BumbleFixture.root.appendingPathComponent("testbed/peer.py").path, "unix:\(fixture.sockets[1])", "4"]
+        let output = Pipe()
+        peer.standardOutput = output
+        peer.standardError = FileHandle.nullDevice
+        try peer.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        peer.waitUntilExit()
+        kill(daemon.processIdentifier, SIGTERM)
+        daemon.waitUntilExit()
+        #expect(daemon.terminationStatus == 0)
+
+        // What the peer heard: the daemon's 31-byte frame, legacy, from a non-resolvable random
+        // address, at the pair's RSSI, with the RPI `tools derive` gives for the stored TEK.
+        let heard = text.split(separator: "\n").filter { $0.hasPrefix("HEARD ") }.map { $0.split(separator: " ") }
+        #expect(!heard.isEmpty, "peer output: \(text)")
+        let key = try #require(try KeyHistoryFile.read(data.path(of: KeyHistoryFile.name))?.keys.last?.key)
+        let now = try #require(ENIntervalNumber(containing: SystemWallClock().now()))
+        let crypto = try ExposureKeyCrypto()
+        let rpik = crypto.rpik(for: key.keyData)
+        let expected = Set([now, now.advanced(by: -1)].map { crypto.rpi(rpik: rpik, interval: $0).description })
+        for fields in heard {
+            #expect(fields[2] == "1")  // random address
+            #expect(Int(fields[1].prefix(2), radix: 16)! & 0xC0 == 0)  // non-resolvable private
+            #expect(fields[3] == "-70")
+            #expect(fields[4] == "1")  // legacy
+            let frame = String(fields[5])
+            #expect(frame.count == 62 && frame.hasPrefix("02011a03036ffd17166ffd"))
+            #expect(expected.contains(String(frame.dropFirst(22).prefix(32))))
+        }
+        // What the daemon logged: the peer's frame of the official vectors, at the other pair's RSSI.
+        var logged = [ContactAggregate]()
+        try ContactLogReader(dataDirectory: data).forEachRecord { if case .aggregate(let a) = $0 { logged.append(a) } }
+        #expect(!logged.isEmpty)
+        #expect(logged.allSatisfy { $0.rpi.description == "8be6cd371c5c891604bfbe49df845096" && $0.aem.description == "72033874" })
+        #expect(logged.allSatisfy { $0.rssi.maximum == -66 })
     }
 
     @Test func badConfigurationExitsTwoNamingTheKey() throws {

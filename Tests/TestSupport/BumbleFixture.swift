@@ -20,7 +20,7 @@ public final class BumbleFixture: @unchecked Sendable {
         return FileManager.default.isExecutableFile(atPath: local) ? local : nil
     }
 
-    static var root: URL {
+    public static var root: URL {
         var url = URL(fileURLWithPath: #filePath)
         for _ in 0..<3 { url.deleteLastPathComponent() }
         return url
