@@ -81,12 +81,14 @@ public struct RadioService: Service {
                 "controller ready",
                 metadata: [
                     "radio": "\(spec)", "hci.version": "\(info.hciVersion)", "hci.manufacturer": "\(info.manufacturer)",
-                    "txPower": "\(info.advertisingTxPower)",
+                    "txPower": "\(info.advertisingTxPower)", "extendedAdvertising": "\(info.supportsExtendedAdvertising)",
                 ])
             let advertiser = try Advertiser(controller: controller, keys: keys, clock: clock, settings: settings, logger: logger)
             let scanner = Scanner(controller: controller, log: log, clock: clock, settings: settings, logger: logger)
             self.state.set(advertiser: advertiser, scanner: scanner)
-            try await advertiser.start(controllerTxPower: info.advertisingTxPower)
+            let extended = info.supportsExtendedAdvertising
+            await scanner.useExtendedCommands(extended)
+            try await advertiser.start(controllerTxPower: info.advertisingTxPower, extended: extended)
             let key = try await keys.currentKey()
             logger.notice("advertising", metadata: ["key.rollingStart": "\(key.rollingStartIntervalNumber)"])
             try await withThrowingTaskGroup(of: Void.self) { group in

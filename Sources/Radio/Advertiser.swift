@@ -19,6 +19,10 @@ public actor Advertiser {
     private let crypto: ExposureKeyCrypto
     private var txPower: Int8 = 0
     private var enabled = false
+    /// Extended advertising commands (with a legacy PDU) when the controller has them; legacy ones
+    /// otherwise. A controller takes one family or the other, never both.
+    private var extended = false
+    static let advertisingSet: UInt8 = 0
     /// What is on the air now.
     public private(set) var current: (address: BluetoothAddress, rpi: RollingProximityIdentifier, key: TemporaryExposureKey)?
     public private(set) var rotations = 0
@@ -38,9 +42,11 @@ public actor Advertiser {
         crypto = try ExposureKeyCrypto()
     }
 
-    /// Sets the advertising parameters once, with the controller's TX power unless configured.
-    public func start(controllerTxPower: Int8) async throws {
+    /// Starts advertising, with the controller's TX power unless configured, through extended
+    /// commands when `extended`.
+    public func start(controllerTxPower: Int8, extended: Bool = false) async throws {
         txPower = settings.txPower ?? controllerTxPower
+        self.extended = extended
         try await rotate()
     }
 
@@ -58,17 +64,26 @@ public actor Advertiser {
         let monotonic = ContinuousClock()
         var disabledAt: ContinuousClock.Instant?
         if enabled {
-            try await controller.send(.leSetAdvertisingEnable(false))
+            try await controller.send(extended ? .leSetExtendedAdvertisingEnable(false, handle: Self.advertisingSet) : .leSetAdvertisingEnable(false))
             enabled = false
             disabledAt = monotonic.now
         }
-        try await controller.send(.leSetRandomAddress(address))
-        try await controller.send(
-            .leSetAdvertisingParameters(
-                minimumInterval: settings.advertisingInterval.lowerBound, maximumInterval: settings.advertisingInterval.upperBound,
-                type: .nonConnectableUndirected, ownAddressRandom: true))
-        try await controller.send(.leSetAdvertisingData(frame))
-        try await controller.send(.leSetAdvertisingEnable(true))
+        let spacing = settings.advertisingInterval
+        if extended {
+            try await controller.send(
+                .leSetExtendedAdvertisingParameters(handle: Self.advertisingSet, minimumInterval: spacing.lowerBound, maximumInterval: spacing.upperBound))
+            try await controller.send(.leSetAdvertisingSetRandomAddress(handle: Self.advertisingSet, address))
+            try await controller.send(.leSetExtendedAdvertisingData(handle: Self.advertisingSet, frame))
+            try await controller.send(.leSetExtendedAdvertisingEnable(true, handle: Self.advertisingSet))
+        } else {
+            try await controller.send(.leSetRandomAddress(address))
+            try await controller.send(
+                .leSetAdvertisingParameters(
+                    minimumInterval: spacing.lowerBound, maximumInterval: spacing.upperBound, type: .nonConnectableUndirected,
+                    ownAddressRandom: true))
+            try await controller.send(.leSetAdvertisingData(frame))
+            try await controller.send(.leSetAdvertisingEnable(true))
+        }
         enabled = true
         if let disabledAt { lastRotationGap = monotonic.now - disabledAt }
         current = (address, rpi, key)
@@ -79,7 +94,7 @@ public actor Advertiser {
     /// Stops advertising (at shutdown and when disabled).
     public func stop() async throws {
         guard enabled else { return }
-        try await controller.send(.leSetAdvertisingEnable(false))
+        try await controller.send(extended ? .leSetExtendedAdvertisingEnable(false, handle: Self.advertisingSet) : .leSetAdvertisingEnable(false))
         enabled = false
     }
 

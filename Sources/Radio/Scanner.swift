@@ -17,6 +17,8 @@ public actor Scanner {
     private let logger: Logger
     private var previousScanEnd: UnixTime?
     private var window: WindowState?
+    /// Extended scan commands when the controller has them (see `Advertiser`).
+    private var extended = false
     public private(set) var windowsWritten = 0
 
     struct WindowState {
@@ -39,10 +41,18 @@ public actor Scanner {
         self.logger = logger
     }
 
-    /// Starts a window: passive scan, no duplicate filter.
+    /// Chooses the extended scan commands (before the first window).
+    public func useExtendedCommands(_ extended: Bool) { self.extended = extended }
+
+    /// Starts a window: passive scan, no duplicate filter, 60 ms windows back to back.
     public func beginWindow() async throws {
-        try await controller.send(.leSetScanParameters(active: false, interval: 0x0060, window: 0x0060))
-        try await controller.send(.leSetScanEnable(true, filterDuplicates: false))
+        if extended {
+            try await controller.send(.leSetExtendedScanParameters(interval: 0x0060, window: 0x0060))
+            try await controller.send(.leSetExtendedScanEnable(true, filterDuplicates: false))
+        } else {
+            try await controller.send(.leSetScanParameters(active: false, interval: 0x0060, window: 0x0060))
+            try await controller.send(.leSetScanEnable(true, filterDuplicates: false))
+        }
         window = WindowState(start: clock.now(), monotonicStart: .now)
     }
 
@@ -86,7 +96,7 @@ public actor Scanner {
     public func endWindow() async throws -> Int {
         guard let current = window else { return 0 }
         window = nil
-        try await controller.send(.leSetScanEnable(false, filterDuplicates: false))
+        try await controller.send(extended ? .leSetExtendedScanEnable(false, filterDuplicates: false) : .leSetScanEnable(false, filterDuplicates: false))
         let elapsed = ContinuousClock.now - current.monotonicStart
         let end = current.start.adding(milliseconds: elapsed)
         let record = ScanWindowRecord(

@@ -129,3 +129,17 @@ import Testing
         #expect(BluetoothAddress.nonResolvablePrivate(random: [0xC0, 0, 0, 0, 0, 0]).bytes == [0, 0, 0, 0, 0, 1])
     }
 }
+
+@Suite struct ExtendedCommandTests {
+    @Test func extendedCommandsHaveTheirSpecifiedLayout() throws {
+        let parameters = HCICommand.leSetExtendedAdvertisingParameters(handle: 0, minimumInterval: 0x0140, maximumInterval: 0x01B0)
+        #expect(parameters.parameters.count == 25)
+        #expect(Hex.encode(parameters.h4) == "01362019" + "00" + "1000" + "400100" + "b00100" + "07" + "01" + "00" + "000000000000" + "00" + "7f" + "01" + "00" + "01" + "00" + "00")
+        let address = try #require(BluetoothAddress(Hex.decode("3a5b7c9d1e2f")))
+        #expect(Hex.encode(HCICommand.leSetAdvertisingSetRandomAddress(handle: 0, address).h4) == "0135200700" + "2f1e9d7c5b3a")
+        #expect(Hex.encode(HCICommand.leSetExtendedAdvertisingData(handle: 0, [1, 2]).h4) == "013720060003010201" + "02")
+        #expect(Hex.encode(HCICommand.leSetExtendedAdvertisingEnable(true, handle: 0).h4) == "01392006010100000000")
+        #expect(Hex.encode(HCICommand.leSetExtendedScanParameters(interval: 0x60, window: 0x60).h4) == "0141200800000100" + "6000" + "6000")
+        #expect(Hex.encode(HCICommand.leSetExtendedScanEnable(true, filterDuplicates: false).h4) == "014220060100" + "00000000")
+    }
+}

@@ -17,8 +17,8 @@ import Testing
 struct BeaconTests {
     let quiet = Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() })
 
-    @Test(.timeLimit(.minutes(1)))
-    func whatOneBeaconSendsTheOtherLogsAndRotationChangesAddressAndRPITogether() async throws {
+    @Test(.timeLimit(.minutes(1)), arguments: [false, true])
+    func whatOneBeaconSendsTheOtherLogsAndRotationChangesAddressAndRPITogether(extended: Bool) async throws {
         let fixture = try BumbleFixture(controllers: 2, arguments: ["--pair-rssi", "C0:C1=-67"])
         let directory = try TemporaryDirectory()
         let data = DataDirectory(path: directory.path + "/gaend")
@@ -37,7 +37,9 @@ struct BeaconTests {
         settings.calibrationConfidence = .low
         let advertiser = try Advertiser(controller: advertisingController, keys: keys, clock: clock, settings: settings, logger: quiet)
         let scanner = Scanner(controller: scanningController, log: log, clock: clock, settings: settings, logger: quiet)
-        try await advertiser.start(controllerTxPower: info.advertisingTxPower)
+        #expect(info.supportsExtendedAdvertising)
+        await scanner.useExtendedCommands(extended)
+        try await advertiser.start(controllerTxPower: info.advertisingTxPower, extended: extended)
         let first = try #require(await advertiser.current)
 
         var reports = scanningController.reports.makeAsyncIterator()
@@ -48,7 +50,9 @@ struct BeaconTests {
                 let report = try #require(await reports.next())
                 if let payload = try ExposureNotificationPayload(parsing: report.data) {
                     addressesOfRPI[payload.rpi, default: []].insert(report.address)
-                    #expect(report.eventType == 3)  // ADV_NONCONN_IND
+                    // ADV_NONCONN_IND; in an extended report, the legacy non-connectable properties.
+                    #expect(report.eventType == (extended ? 0x10 : 3))
+                    #expect(report.extended == extended)
                     #expect(report.addressType == 1)
                     #expect(report.data.count == 31)
                 }

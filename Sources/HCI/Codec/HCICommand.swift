@@ -63,6 +63,41 @@ public struct HCICommand: Hashable, Sendable {
         HCICommand(.leSetScanEnable, [enable ? 0x01 : 0x00, filterDuplicates ? 0x01 : 0x00])
     }
 
+    // MARK: Extended advertising and scanning (Core 5.0), used with legacy PDUs
+
+    /// Parameters of advertising set `handle` sending legacy ADV_NONCONN_IND (properties 0x0010)
+    /// from its random address on the 1M PHY; intervals in 0.625 ms units.
+    public static func leSetExtendedAdvertisingParameters(handle: UInt8, minimumInterval: UInt16, maximumInterval: UInt16) -> HCICommand {
+        HCICommand(
+            .leSetExtendedAdvertisingParameters,
+            [handle] + littleEndian(0x0010, bytes: 2) + littleEndian(UInt64(minimumInterval), bytes: 3)
+                + littleEndian(UInt64(maximumInterval), bytes: 3) + [0x07, 0x01, 0x00] + [UInt8](repeating: 0, count: 6)
+                + [0x00, 0x7F, 0x01, 0x00, 0x01, 0x00, 0x00])
+    }
+
+    public static func leSetAdvertisingSetRandomAddress(handle: UInt8, _ address: BluetoothAddress) -> HCICommand {
+        HCICommand(.leSetAdvertisingSetRandomAddress, [handle] + address.littleEndianBytes)
+    }
+
+    /// The set's complete advertising data in one operation.
+    public static func leSetExtendedAdvertisingData(handle: UInt8, _ data: [UInt8]) -> HCICommand {
+        precondition(data.count <= 251, "one operation carries at most 251 bytes")
+        return HCICommand(.leSetExtendedAdvertisingData, [handle, 0x03, 0x01, UInt8(data.count)] + data)
+    }
+
+    public static func leSetExtendedAdvertisingEnable(_ enable: Bool, handle: UInt8) -> HCICommand {
+        HCICommand(.leSetExtendedAdvertisingEnable, [enable ? 0x01 : 0x00, 0x01, handle, 0x00, 0x00, 0x00])
+    }
+
+    /// Passive scanning on the 1M PHY; interval and window in 0.625 ms units.
+    public static func leSetExtendedScanParameters(interval: UInt16, window: UInt16) -> HCICommand {
+        HCICommand(.leSetExtendedScanParameters, [0x00, 0x00, 0x01, 0x00] + littleEndian(UInt64(interval), bytes: 2) + littleEndian(UInt64(window), bytes: 2))
+    }
+
+    public static func leSetExtendedScanEnable(_ enable: Bool, filterDuplicates: Bool) -> HCICommand {
+        HCICommand(.leSetExtendedScanEnable, [enable ? 0x01 : 0x00, filterDuplicates ? 0x01 : 0x00, 0x00, 0x00, 0x00, 0x00])
+    }
+
     static func littleEndian(_ value: UInt64, bytes: Int) -> [UInt8] {
         (0..<bytes).map { UInt8(truncatingIfNeeded: value >> (8 * UInt64($0))) }
     }
