@@ -13,7 +13,11 @@ controller does not (shared/reference/test-peers.md §1.3-1.4):
   advertising or scanning and LE Set Advertising Parameters while advertising are 0x0C; enabling
   random-address advertising without a random address is 0x12.
 
-Usage: controllers.py [--rssi DBM] [--pair-rssi Cs:Cr=DBM]... [--no-dup-filter] [--max-seconds S] TRANSPORT...
+Fault injection: --fail-once OPCODE (hex) answers the first such command with 0x12 (invalid
+parameters); SIGUSR1 makes every controller send its host a malformed LE Advertising Report and a
+Hardware Error event (code 0x42).
+
+Usage: controllers.py [--rssi DBM] [--pair-rssi Cs:Cr=DBM]... [--no-dup-filter] [--fail-once OPCODE]... [--max-seconds S] TRANSPORT...
 Prints "READY n" once every transport is open; SIGTERM or SIGINT close cleanly and unlink unix sockets.
 """
 import argparse
@@ -68,6 +72,8 @@ AdvertisingSet.send_extended_advertising_data = send_extended_advertising_data
 
 
 class FixtureController(Controller):
+    fail_once = set()
+
     def __init__(self, name, rssi, no_dup_filter, **kwargs):
         super().__init__(name, **kwargs)
         self.le_legacy_advertiser = FixtureAdvertiser(self)
@@ -76,6 +82,22 @@ class FixtureController(Controller):
         self.legacy_scan = True
         self.seen = set()
         self.random_address_set = False
+
+    def on_hci_command_packet(self, command):
+        if command.op_code in FixtureController.fail_once:
+            FixtureController.fail_once.discard(command.op_code)
+            self.send_hci_packet(hci.HCI_Command_Complete_Event(
+                num_hci_command_packets=1, command_opcode=command.op_code,
+                return_parameters=hci.HCI_StatusReturnParameters(ERROR.INVALID_COMMAND_PARAMETERS_ERROR)))
+            return
+        return super().on_hci_command_packet(command)
+
+    def inject_faults(self):
+        # H4 event packets: an LE Advertising Report claiming 5 reports but carrying none, then a
+        # Hardware Error (event 0x10, code 0x42).
+        if self.host:
+            self.host.on_packet(bytes.fromhex('043e03020500'))
+            self.host.on_packet(bytes.fromhex('04100142'))
 
     def on_hci_reset_command(self, command):
         self.le_legacy_advertiser.stop()
@@ -151,18 +173,21 @@ async def run(arguments):
     def rssi(sender, receiver):
         return pairs.get((sender, receiver), arguments.rssi)
 
+    FixtureController.fail_once = {int(code, 16) for code in arguments.fail_once}
     link = LocalLink()
     transports = []
+    controllers = []
     for index, name in enumerate(arguments.transports):
         transport = await open_transport(name)
         transports.append(transport)
-        FixtureController(
+        controllers.append(FixtureController(
             f'C{index}', rssi, arguments.no_dup_filter, host_source=transport.source, host_sink=transport.sink, link=link,
-            public_address=f'F0:00:00:00:00:{index:02X}')
+            public_address=f'F0:00:00:00:00:{index:02X}'))
     print(f'READY {len(transports)}', flush=True)
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGUSR1, lambda: [controller.inject_faults() for controller in controllers])
     for number in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(number, stop.set)
     try:
@@ -185,6 +210,7 @@ def main():
     parser.add_argument('--pair-rssi', action='append', default=[], help='SENDER:RECEIVER=DBM, e.g. C0:C1=-75')
     parser.add_argument('--no-dup-filter', action='store_true')
     parser.add_argument('--max-seconds', type=float, default=600)
+    parser.add_argument('--fail-once', action='append', default=[], help='hex opcode to refuse once with 0x12, e.g. 0x2036')
     parser.add_argument('transports', nargs='+')
     asyncio.run(run(parser.parse_args()))
     return 0
