@@ -187,6 +187,8 @@ async def run(arguments):
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
+    # A parent may have spawned us with signals blocked (the mask is inherited across exec).
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1, signal.SIGTERM, signal.SIGINT})
     loop.add_signal_handler(signal.SIGUSR1, lambda: [controller.inject_faults() for controller in controllers])
     for number in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(number, stop.set)

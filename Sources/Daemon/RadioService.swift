@@ -46,13 +46,26 @@ public struct RadioService: Service {
                 continue
             }
             let controller = HCIController(transport: transport, logger: logger)
+            let state = ServiceState()
             let stop = await withTaskGroup(of: Stop?.self) { outer -> Stop in
                 outer.addTask {
                     await controller.run()
+                    // The transport ended: stop the operation now rather than at its next command.
+                    state.cancelOperation()
+                    return nil
+                }
+                // Reports go to whichever scanner is current; one consumer for the connection, since
+                // an AsyncStream ends when an iteration of it is cancelled.
+                outer.addTask {
+                    for await report in controller.reports { await state.scanner?.handle(report) }
+                    return nil
+                }
+                outer.addTask {
+                    for await count in controller.hardwareErrorEvents { state.requestReinitialization(count) }
                     return nil
                 }
                 let stop = await withTaskGroup(of: Stop.self) { inner -> Stop in
-                    inner.addTask { await self.operate(controller) }
+                    inner.addTask { await self.operate(controller, state: state) }
                     inner.addTask {
                         try? await gracefulShutdown()
                         return .shutdown
@@ -61,7 +74,7 @@ public struct RadioService: Service {
                     inner.cancelAll()
                     return first
                 }
-                if stop == .shutdown { await finish(controller) }
+                if stop == .shutdown { await finish(state) }
                 transport.close()
                 await outer.waitForAll()
                 return stop
@@ -73,38 +86,72 @@ public struct RadioService: Service {
         }
     }
 
-    /// The advertiser and scanner on a connected controller, until it fails or is cancelled.
-    private func operate(_ controller: HCIController) async -> Stop {
-        do {
-            let info = try await controller.initialize()
-            logger.notice(
-                "controller ready",
-                metadata: [
-                    "radio": "\(spec)", "hci.version": "\(info.hciVersion)", "hci.manufacturer": "\(info.manufacturer)",
-                    "txPower": "\(info.advertisingTxPower)", "extendedAdvertising": "\(info.supportsExtendedAdvertising)",
-                ])
-            let advertiser = try Advertiser(controller: controller, keys: keys, clock: clock, settings: settings, logger: logger)
-            let scanner = Scanner(controller: controller, log: log, clock: clock, settings: settings, logger: logger)
-            self.state.set(advertiser: advertiser, scanner: scanner)
-            let extended = info.supportsExtendedAdvertising
-            await scanner.useExtendedCommands(extended)
-            try await advertiser.start(controllerTxPower: info.advertisingTxPower, extended: extended)
-            let key = try await keys.currentKey()
-            logger.notice("advertising", metadata: ["key.rollingStart": "\(key.rollingStartIntervalNumber)"])
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    for await report in controller.reports { await scanner.handle(report) }
-                    try Task.checkCancellation()
-                    throw HCIControllerError.closed
-                }
-                group.addTask { try await self.timeline(advertiser: advertiser, scanner: scanner) }
-                _ = try await group.next()
+    /// Runs the beacon on a connected controller until the transport goes away (`.lost`) or
+    /// shutdown. A Hardware Error event or a command the controller refuses re-initializes the
+    /// controller on the same transport (Core Vol 4 Part E 7.7.16: the host resets it), after
+    /// writing the open scan window; repeated faults back off up to 30 s.
+    private func operate(_ controller: HCIController, state: ServiceState) async -> Stop {
+        let monotonic = ContinuousClock()
+        var backoff = Duration.seconds(1)
+        var lastFault: ContinuousClock.Instant?
+        while true {
+            let operation = Task { try await self.operateOnce(controller, state: state) }
+            state.setOperation(operation)
+            let result = await withTaskCancellationHandler {
+                await operation.result
+            } onCancel: {
+                operation.cancel()
             }
-        } catch {
             if Task.isCancelled { return .shutdown }
-            logger.warning("radio stopped", metadata: ["error": "\(error)"])
+            let hardwareFault = state.takeReinitializationRequest()
+            let reason: String?
+            switch result {
+            case .failure(HCIControllerError.closed), .failure(HCIControllerError.transport(_)), .success:
+                reason = nil
+            case .failure(is CancellationError):
+                // Cancelled by a Hardware Error event, or because the transport ended.
+                reason = hardwareFault.map { _ in "the controller reported a hardware error" }
+            case .failure(let error):
+                reason = "\(error)"
+            }
+            do {
+                try await state.scanner?.endWindow(stopScanning: false)
+            } catch {
+                logger.warning("writing the interrupted scan window", metadata: ["error": "\(error)"])
+            }
+            guard let reason else { return .lost }
+            if let lastFault, monotonic.now - lastFault < .seconds(60) {
+                backoff = min(backoff * 2, .seconds(30))
+            } else {
+                backoff = .seconds(1)
+            }
+            lastFault = monotonic.now
+            logger.error("controller fault; re-initializing", metadata: ["radio": "\(spec)", "reason": "\(reason)", "retryIn": "\(backoff)"])
+            if await sleepOrShutdown(backoff) { return .shutdown }
+            // Faults up to now are handled by this re-initialization.
+            state.markHandled(hardwareErrors: await controller.hardwareErrors)
         }
-        return .lost
+    }
+
+    /// Initializes the controller, starts advertising and runs the timeline until a fault.
+    private func operateOnce(_ controller: HCIController, state: ServiceState) async throws {
+        let info = try await controller.initialize()
+        logger.notice(
+            "controller ready",
+            metadata: [
+                "radio": "\(spec)", "hci.version": "\(info.hciVersion)", "hci.manufacturer": "\(info.manufacturer)",
+                "txPower": "\(info.advertisingTxPower)", "extendedAdvertising": "\(info.supportsExtendedAdvertising)",
+            ])
+        let advertiser = try Advertiser(controller: controller, keys: keys, clock: clock, settings: settings, logger: logger)
+        let scanner = Scanner(controller: controller, log: log, clock: clock, settings: settings, logger: logger)
+        let extended = info.supportsExtendedAdvertising
+        await scanner.useExtendedCommands(extended)
+        // The previous scanner's window (if any) was written before re-initializing.
+        state.set(advertiser: advertiser, scanner: scanner)
+        try await advertiser.start(controllerTxPower: info.advertisingTxPower, extended: extended)
+        let key = try await keys.currentKey()
+        logger.notice("advertising", metadata: ["key.rollingStart": "\(key.rollingStartIntervalNumber)"])
+        try await timeline(advertiser: advertiser, scanner: scanner)
     }
 
     /// One loop owns the controller's timeline. Controllers refuse LE Set Random Address while
@@ -135,7 +182,7 @@ public struct RadioService: Service {
         }
     }
     /// Flushes the open window, stops advertising, syncs the log.
-    private func finish(_ controller: HCIController) async {
+    private func finish(_ state: ServiceState) async {
         if let scanner = state.scanner {
             do {
                 try await scanner.endWindow()
@@ -165,8 +212,6 @@ public struct RadioService: Service {
         }
     }
 
-    let state = ServiceState()
-
     static func open(_ spec: RadioSpec) throws(HCITransportError) -> FileDescriptorTransport {
         switch spec {
         case .unix(let path): return try .unix(path: path)
@@ -179,14 +224,60 @@ public struct RadioService: Service {
     }
 }
 
-/// The advertiser and scanner of the current connection, for the shutdown path.
+/// What the tasks of one connection share: the current advertiser and scanner (for reports and
+/// the shutdown path) and the running operation, which a Hardware Error event or the end of the
+/// transport cancels.
 final class ServiceState: Sendable {
-    private let current = Mutex<(advertiser: Advertiser?, scanner: Scanner?)>((nil, nil))
+    private struct Current {
+        var advertiser: Advertiser?
+        var scanner: Scanner?
+        var operation: Task<Void, any Error>?
+        var hardwareErrorRequest: Int?
+        var handledHardwareErrors = 0
+    }
+
+    private let current = Mutex(Current())
 
     func set(advertiser: Advertiser, scanner: Scanner) {
-        current.withLock { $0 = (advertiser, scanner) }
+        current.withLock {
+            $0.advertiser = advertiser
+            $0.scanner = scanner
+        }
     }
 
     var advertiser: Advertiser? { current.withLock { $0.advertiser } }
     var scanner: Scanner? { current.withLock { $0.scanner } }
+
+    func setOperation(_ operation: Task<Void, any Error>) {
+        current.withLock { $0.operation = operation }
+    }
+
+    func cancelOperation() {
+        current.withLock { $0.operation }?.cancel()
+    }
+
+    /// Marks the operation for re-initialization and cancels it, unless a re-initialization
+    /// already covers this fault (a fault during a command also fails the command).
+    func requestReinitialization(_ hardwareErrorCount: Int) {
+        current.withLock { state -> Task<Void, any Error>? in
+            guard hardwareErrorCount > state.handledHardwareErrors else { return nil }
+            state.hardwareErrorRequest = hardwareErrorCount
+            return state.operation
+        }?.cancel()
+    }
+
+    func markHandled(hardwareErrors count: Int) {
+        current.withLock { state in
+            state.handledHardwareErrors = max(state.handledHardwareErrors, count)
+            if let request = state.hardwareErrorRequest, request <= state.handledHardwareErrors { state.hardwareErrorRequest = nil }
+        }
+    }
+
+    /// The pending request, cleared.
+    func takeReinitializationRequest() -> Int? {
+        current.withLock { state in
+            defer { state.hardwareErrorRequest = nil }
+            return state.hardwareErrorRequest
+        }
+    }
 }

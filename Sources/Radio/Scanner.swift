@@ -91,12 +91,20 @@ public actor Scanner {
     }
 
     /// Ends the window: scanning off, the aggregates and the window record appended (and synced, by
-    /// the log's policy).
+    /// the log's policy). What was heard is appended even when the controller refuses to stop (or
+    /// is gone: `stopScanning: false`); its error is thrown after the log has the window.
     @discardableResult
-    public func endWindow() async throws -> Int {
+    public func endWindow(stopScanning: Bool = true) async throws -> Int {
         guard let current = window else { return 0 }
         window = nil
-        try await controller.send(extended ? .leSetExtendedScanEnable(false, filterDuplicates: false) : .leSetScanEnable(false, filterDuplicates: false))
+        var controllerError: HCIControllerError?
+        if stopScanning {
+            do {
+                try await controller.send(extended ? .leSetExtendedScanEnable(false, filterDuplicates: false) : .leSetScanEnable(false, filterDuplicates: false))
+            } catch {
+                controllerError = error
+            }
+        }
         let elapsed = ContinuousClock.now - current.monotonicStart
         let end = current.start.adding(milliseconds: elapsed)
         let record = ScanWindowRecord(
@@ -109,6 +117,7 @@ public actor Scanner {
         if current.malformed > 0 {
             logger.debug("malformed GAEN frames dropped", metadata: ["frames": "\(current.malformed)"])
         }
+        if let controllerError { throw controllerError }
         return written
     }
 }

@@ -151,6 +151,70 @@ struct DaemonTests {
         #expect(logged.allSatisfy { $0.rssi.maximum == -66 })
     }
 
+    /// A refused command at start-up, then a malformed report and a Hardware Error event while
+    /// running: each daemon re-initializes its controller on the same connection, keeps hearing
+    /// the other, loses no window and stops cleanly.
+    @Test(.timeLimit(.minutes(1)))
+    func daemonsReinitializeAfterControllerFaults() async throws {
+        // The first advertising enable (legacy or extended) is refused with 0x12.
+        let fixture = try BumbleFixture(controllers: 2, arguments: ["--fail-once", "0x200a", "--fail-once", "0x2039"])
+        let directory = try TemporaryDirectory()
+        let executable = try ToolRunner.productsDirectory().appendingPathComponent("gaend")
+        var daemons = [Process]()
+        for index in 0..<2 {
+            let process = Process()
+            process.executableURL = executable
+            process.arguments = [
+                "--radio", "h4+unix:\(fixture.sockets[index])", "--data-dir", "\(directory.path)/d\(index)", "--scan-window", "0.5",
+                "--scan-interval", "1-1",
+            ]
+            process.standardOutput = FileHandle.nullDevice
+            _ = FileManager.default.createFile(atPath: "\(directory.path)/stderr\(index)", contents: nil)
+            process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: "\(directory.path)/stderr\(index)"))
+            try process.run()
+            daemons.append(process)
+        }
+        defer { for daemon in daemons where daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) } }
+        func aggregates(_ index: Int) -> [ContactAggregate] {
+            var found = [ContactAggregate]()
+            try? ContactLogReader(dataDirectory: DataDirectory(path: "\(directory.path)/d\(index)")).forEachRecord { record in
+                if case .aggregate(let aggregate) = record { found.append(aggregate) }
+            }
+            return found
+        }
+        func stderr(_ index: Int) -> String {
+            (try? String(contentsOfFile: "\(directory.path)/stderr\(index)", encoding: .utf8)) ?? ""
+        }
+        func waitUntil(_ condition: () -> Bool) async throws {
+            let deadline = ContinuousClock.now.advanced(by: .seconds(30))
+            while !condition() && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(200)) }
+        }
+        try await waitUntil { !aggregates(0).isEmpty && !aggregates(1).isEmpty }
+        #expect(!aggregates(0).isEmpty && !aggregates(1).isEmpty)
+        let refused = (0..<2).map(stderr).joined()
+        #expect(refused.contains("controller fault; re-initializing"))
+        #expect(refused.contains("invalid HCI command parameters (0x12)"))
+
+        // The faults: afterwards each daemon reports the hardware error, comes back, and hears the
+        // other again (an aggregate whose first sighting follows the faults).
+        fixture.injectFaults()
+        try await waitUntil { (0..<2).allSatisfy { stderr($0).contains("reason=the controller reported a hardware error") } }
+        let faultTime = SystemWallClock().now()
+        try await waitUntil { (0..<2).allSatisfy { index in aggregates(index).contains { $0.firstSeen > faultTime } } }
+        for index in 0..<2 {
+            #expect(stderr(index).contains("hci.code=0x42"))
+            #expect(stderr(index).contains("reason=the controller reported a hardware error"))
+            #expect(aggregates(index).contains { $0.firstSeen > faultTime })
+        }
+        #expect(daemons.allSatisfy { $0.isRunning })
+        for daemon in daemons { kill(daemon.processIdentifier, SIGTERM) }
+        for daemon in daemons { daemon.waitUntilExit() }
+        #expect(daemons.allSatisfy { $0.terminationStatus == 0 && $0.terminationReason == .exit })
+        for index in 0..<2 {
+            #expect(try ContactLogReader(dataDirectory: DataDirectory(path: "\(directory.path)/d\(index)")).verify().isIntact)
+        }
+    }
+
     @Test func badConfigurationExitsTwoNamingTheKey() throws {
         let directory = try TemporaryDirectory()
         let file = directory.path + "/gaend.conf"

@@ -75,6 +75,29 @@ import Testing
         await reading
     }
 
+    @Test func hardwareErrorsFailThePendingCommandAndAreAnnounced() async throws {
+        // The controller answers every command with a Hardware Error event (code 0x42) instead.
+        let controller = try ScriptedController { _ in [[0x04, 0x10, 0x01, 0x42]] }
+        let driver = HCIController(transport: controller.transport, commandTimeout: .seconds(3600), logger: quiet)
+        async let reading: Void = driver.run()
+        var failure: HCIControllerError?
+        do {
+            try await driver.send(HCICommand.reset)
+        } catch {
+            failure = error
+        }
+        #expect(failure == .hardwareError(0x42))
+        var events = driver.hardwareErrorEvents.makeAsyncIterator()
+        #expect(await events.next() == 1)
+        // One with no command pending is announced too, with the next count.
+        controller.write([0x04, 0x10, 0x01, 0x07])
+        #expect(await events.next() == 2)
+        #expect(await driver.hardwareErrors == 2)
+        controller.transport.close()
+        await reading
+        #expect(await events.next() == nil)
+    }
+
     @Test func aVanishedControllerFailsThePendingCommand() async throws {
         // The controller hangs up when the command arrives, instead of answering it.
         let controller = try ScriptedController(hangUpOn: .reset) { _ in [] }

@@ -55,6 +55,12 @@ public final class BumbleFixture: @unchecked Sendable {
         }
     }
 
+    /// SIGUSR1: every controller sends its host a malformed advertising report and a Hardware
+    /// Error event.
+    public func injectFaults() {
+        if process.isRunning { kill(process.processIdentifier, SIGUSR1) }
+    }
+
     /// Ends the fixture (SIGKILL: no clean-up, as a crash would).
     public func stop() {
         if process.isRunning {

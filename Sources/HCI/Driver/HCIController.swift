@@ -21,7 +21,7 @@ public enum HCIControllerError: Error, Equatable, Sendable, CustomStringConverti
         case .status(let status, let opcode): return "command \(opcode) failed: \(status)"
         case .timeout(let opcode): return "command \(opcode) got no answer in time"
         case .transport(let error): return "\(error)"
-        case .hardwareError(let code): return "the controller reported hardware error \(code)"
+        case .hardwareError(let code): return "the controller reported hardware error 0x\(String(code, radix: 16))"
         case .closed: return "the controller connection closed"
         case .malformedCompletion(let opcode): return "the completion of \(opcode) is too short"
         }
@@ -60,8 +60,12 @@ public actor HCIController {
     private let reportContinuation: AsyncStream<AdvertisingReport>.Continuation
     /// Advertising reports from both report events, in order.
     public nonisolated let reports: AsyncStream<AdvertisingReport>
-    /// Hardware Error events, for the owner to re-initialize.
+    /// How many Hardware Error events arrived; `hardwareErrorEvents` yields the new count with
+    /// each one, so the owner can re-initialize the controller (Core Vol 4 Part E 7.7.16) and tell
+    /// a fresh fault from one it already handled.
     public private(set) var hardwareErrors = 0
+    public nonisolated let hardwareErrorEvents: AsyncStream<Int>
+    private let hardwareErrorContinuation: AsyncStream<Int>.Continuation
     public private(set) var malformedEvents = 0
 
     public init(
@@ -73,6 +77,7 @@ public actor HCIController {
         self.sleep = sleep
         self.logger = logger
         (reports, reportContinuation) = AsyncStream<AdvertisingReport>.makeStream(bufferingPolicy: .bufferingNewest(4096))
+        (hardwareErrorEvents, hardwareErrorContinuation) = AsyncStream<Int>.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
     /// Reads the controller until the transport ends; then every pending and later command fails
@@ -88,6 +93,7 @@ public actor HCIController {
         isClosed = true
         finishPending(.closed)
         reportContinuation.finish()
+        hardwareErrorContinuation.finish()
         for waiter in waiting { waiter.resume() }
         waiting.removeAll()
     }
@@ -179,8 +185,9 @@ public actor HCIController {
             if status == .success { complete(.success([])) } else { finishPending(.status(status, opcode)) }
         case .hardwareError(let code):
             hardwareErrors += 1
-            logger.error("controller hardware error", metadata: ["hci.code": "\(code)"])
+            logger.error("controller hardware error", metadata: ["hci.code": "0x\(String(code, radix: 16))"])
             finishPending(.hardwareError(code))
+            hardwareErrorContinuation.yield(hardwareErrors)
         case .advertisingReports(let reports):
             for report in reports { reportContinuation.yield(report) }
         case .other:
