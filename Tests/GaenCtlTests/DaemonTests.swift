@@ -18,30 +18,11 @@ struct DaemonTests {
     func twoDaemonsHearEachOtherAndStopCleanly() async throws {
         let fixture = try BumbleFixture(controllers: 2, arguments: ["--pair-rssi", "C0:C1=-70", "--pair-rssi", "C1:C0=-80"])
         let directory = try TemporaryDirectory()
-        let executable = try ToolRunner.productsDirectory().appendingPathComponent("gaend")
-        var daemons = [Process]()
-        for index in 0..<2 {
-            let process = Process()
-            process.executableURL = executable
-            process.arguments = [
-                "--radio", "h4+unix:\(fixture.sockets[index])", "--data-dir", "\(directory.path)/d\(index)", "--scan-window", "0.5",
-                "--scan-interval", "1-1", "--rotation-interval", "1-2", "--calibration-confidence", "low",
-            ]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            daemons.append(process)
-        }
+        let daemons = try Self.startDaemons(on: fixture, in: directory, ["--rotation-interval", "1-2", "--calibration-confidence", "low"])
         defer { for daemon in daemons where daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) } }
 
         // Wait (bounded) until each log holds an aggregate of the other's advertisement.
-        func aggregates(_ index: Int) -> [ContactAggregate] {
-            var found = [ContactAggregate]()
-            try? ContactLogReader(dataDirectory: DataDirectory(path: "\(directory.path)/d\(index)")).forEachRecord { record in
-                if case .aggregate(let aggregate) = record { found.append(aggregate) }
-            }
-            return found
-        }
+        func aggregates(_ index: Int) -> [ContactAggregate] { Self.aggregates(in: directory, index) }
         let deadline = ContinuousClock.now.advanced(by: .seconds(30))
         while (aggregates(0).isEmpty || aggregates(1).isEmpty) && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(200))
@@ -159,29 +140,9 @@ struct DaemonTests {
         // The first advertising enable (legacy or extended) is refused with 0x12.
         let fixture = try BumbleFixture(controllers: 2, arguments: ["--fail-once", "0x200a", "--fail-once", "0x2039"])
         let directory = try TemporaryDirectory()
-        let executable = try ToolRunner.productsDirectory().appendingPathComponent("gaend")
-        var daemons = [Process]()
-        for index in 0..<2 {
-            let process = Process()
-            process.executableURL = executable
-            process.arguments = [
-                "--radio", "h4+unix:\(fixture.sockets[index])", "--data-dir", "\(directory.path)/d\(index)", "--scan-window", "0.5",
-                "--scan-interval", "1-1",
-            ]
-            process.standardOutput = FileHandle.nullDevice
-            _ = FileManager.default.createFile(atPath: "\(directory.path)/stderr\(index)", contents: nil)
-            process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: "\(directory.path)/stderr\(index)"))
-            try process.run()
-            daemons.append(process)
-        }
+        let daemons = try Self.startDaemons(on: fixture, in: directory, capturingStandardError: true)
         defer { for daemon in daemons where daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) } }
-        func aggregates(_ index: Int) -> [ContactAggregate] {
-            var found = [ContactAggregate]()
-            try? ContactLogReader(dataDirectory: DataDirectory(path: "\(directory.path)/d\(index)")).forEachRecord { record in
-                if case .aggregate(let aggregate) = record { found.append(aggregate) }
-            }
-            return found
-        }
+        func aggregates(_ index: Int) -> [ContactAggregate] { Self.aggregates(in: directory, index) }
         func stderr(_ index: Int) -> String {
             (try? String(contentsOfFile: "\(directory.path)/stderr\(index)", encoding: .utf8)) ?? ""
         }
@@ -228,5 +189,39 @@ struct DaemonTests {
         let unknown = try ToolRunner.run("gaend", ["--config", directory.path + "/missing.conf"])
         #expect(unknown.status == 2)
         #expect(unknown.standardError.contains("--config"))
+    }
+
+    /// One `gaend` per controller of the fixture, data in `directory`/d<index>, standard error in
+    /// `directory`/stderr<index> when captured.
+    static func startDaemons(
+        on fixture: BumbleFixture, in directory: TemporaryDirectory, _ extra: [String] = [], capturingStandardError: Bool = false
+    ) throws -> [Process] {
+        let executable = try ToolRunner.productsDirectory().appendingPathComponent("gaend")
+        var daemons = [Process]()
+        for (index, socket) in fixture.sockets.enumerated() {
+            let process = Process()
+            process.executableURL = executable
+            process.arguments = [
+                "--radio", "h4+unix:\(socket)", "--data-dir", "\(directory.path)/d\(index)", "--scan-window", "0.5", "--scan-interval", "1-1",
+            ] + extra
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            if capturingStandardError {
+                let path = "\(directory.path)/stderr\(index)"
+                _ = FileManager.default.createFile(atPath: path, contents: nil)
+                process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+            }
+            try process.run()
+            daemons.append(process)
+        }
+        return daemons
+    }
+
+    static func aggregates(in directory: TemporaryDirectory, _ index: Int) -> [ContactAggregate] {
+        var found = [ContactAggregate]()
+        try? ContactLogReader(dataDirectory: DataDirectory(path: "\(directory.path)/d\(index)")).forEachRecord { record in
+            if case .aggregate(let aggregate) = record { found.append(aggregate) }
+        }
+        return found
     }
 }

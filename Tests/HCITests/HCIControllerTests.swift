@@ -8,6 +8,16 @@ import Testing
 @Suite struct HCIControllerTests {
     let quiet = Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() })
 
+    /// The error a command ends with, or nil when it succeeds.
+    static func failure(of command: HCICommand, on driver: HCIController) async -> HCIControllerError? {
+        do {
+            try await driver.send(command)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
     @Test func initializationLearnsTheController() async throws {
         let controller = try ScriptedController(script: ScriptedController.standard)
         let driver = HCIController(transport: controller.transport, logger: quiet)
@@ -80,13 +90,7 @@ import Testing
         let controller = try ScriptedController { _ in [[0x04, 0x10, 0x01, 0x42]] }
         let driver = HCIController(transport: controller.transport, commandTimeout: .seconds(3600), logger: quiet)
         async let reading: Void = driver.run()
-        var failure: HCIControllerError?
-        do {
-            try await driver.send(HCICommand.reset)
-        } catch {
-            failure = error
-        }
-        #expect(failure == .hardwareError(0x42))
+        #expect(await Self.failure(of: .reset, on: driver) == .hardwareError(0x42))
         var events = driver.hardwareErrorEvents.makeAsyncIterator()
         #expect(await events.next() == 1)
         // One with no command pending is announced too, with the next count.
@@ -103,21 +107,9 @@ import Testing
         let controller = try ScriptedController(hangUpOn: .reset) { _ in [] }
         let driver = HCIController(transport: controller.transport, commandTimeout: .seconds(3600), logger: quiet)
         async let reading: Void = driver.run()
-        var failure: HCIControllerError?
-        do {
-            try await driver.send(HCICommand.reset)
-        } catch {
-            failure = error
-        }
-        #expect(failure == .closed)
+        #expect(await Self.failure(of: .reset, on: driver) == .closed)
         await reading
-        failure = nil
-        do {
-            try await driver.send(HCICommand.reset)
-        } catch {
-            failure = error
-        }
-        #expect(failure == .closed)
+        #expect(await Self.failure(of: .reset, on: driver) == .closed)
     }
 
     @Test func radioSpecs() throws {
