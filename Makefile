@@ -58,6 +58,7 @@ test: check
 # Benchmarks print figures; they are not tests.
 bench: deps
 	$(SWIFT) run -c release gaen-bench crypto
+	scripts/bench-reports
 
 install: build
 	install -d $(BINDIR)

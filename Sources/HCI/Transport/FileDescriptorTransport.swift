@@ -34,7 +34,11 @@ public final class FileDescriptorTransport: HCITransport, @unchecked Sendable {
         self.fd = fd
         self.description = description
         wake = (pipeEnds[0], pipeEnds[1])
-        let (stream, continuation) = AsyncThrowingStream<H4Framer.Packet, any Error>.makeStream()
+        // Bounded, with the reader waiting for room (see `deliver`): a controller that sends faster
+        // than the host handles is slowed by the socket or tty, instead of growing memory without
+        // bound and leaving a backlog that delays shutdown (a report flood did both).
+        let (stream, continuation) = AsyncThrowingStream<H4Framer.Packet, any Error>.makeStream(
+            bufferingPolicy: .bufferingOldest(Self.bufferedPackets))
         packets = stream
         let reader = Thread { [fd, wake] in
             Self.readLoop(fd: fd, wake: wake.read, continuation: continuation, description: description)
@@ -106,7 +110,12 @@ public final class FileDescriptorTransport: HCITransport, @unchecked Sendable {
                 return
             }
             do {
-                for packet in try framer.append(buffer[0..<count]) { continuation.yield(packet) }
+                for packet in try framer.append(buffer[0..<count]) {
+                    guard deliver(packet, to: continuation, wake: wake) else {
+                        continuation.finish()
+                        return
+                    }
+                }
             } catch {
                 // Out of step: drop what is buffered and resynchronize on the next packet start.
                 framer.reset()
@@ -116,6 +125,24 @@ public final class FileDescriptorTransport: HCITransport, @unchecked Sendable {
 }
 
 extension FileDescriptorTransport {
+    static let bufferedPackets = 1024
+
+    /// Enqueues a packet, waiting while the buffer is full; false when the transport was closed
+    /// meanwhile.
+    private static func deliver(
+        _ packet: H4Framer.Packet, to continuation: AsyncThrowingStream<H4Framer.Packet, any Error>.Continuation, wake: Int32
+    ) -> Bool {
+        while true {
+            switch continuation.yield(packet) {
+            case .enqueued, .terminated: return true
+            case .dropped:
+                var wakeFD = pollfd(fd: wake, events: Int16(POLLIN), revents: 0)
+                if poll(&wakeFD, 1, 1) > 0 { return false }
+            @unknown default: return true
+            }
+        }
+    }
+
     /// Connects to an H4 stream on a unix socket.
     public static func unix(path: String) throws(HCITransportError) -> FileDescriptorTransport {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
