@@ -142,13 +142,12 @@ public struct RadioService: Service {
                 "radio": "\(spec)", "hci.version": "\(info.hciVersion)", "hci.manufacturer": "\(info.manufacturer)",
                 "txPower": "\(info.advertisingTxPower)", "extendedAdvertising": "\(info.supportsExtendedAdvertising)",
             ])
-        let advertiser = try Advertiser(controller: controller, keys: keys, clock: clock, settings: settings, logger: logger)
-        let scanner = Scanner(controller: controller, log: log, clock: clock, settings: settings, logger: logger)
-        let extended = info.supportsExtendedAdvertising
-        await scanner.useExtendedCommands(extended)
+        let radio = HCIRadio(controller: controller, info: info)
+        let advertiser = try Advertiser(radio: radio, keys: keys, clock: clock, settings: settings, logger: logger)
+        let scanner = Scanner(radio: radio, log: log, clock: clock, settings: settings, logger: logger)
         // The previous scanner's window (if any) was written before re-initializing.
         state.set(advertiser: advertiser, scanner: scanner)
-        try await advertiser.start(controllerTxPower: info.advertisingTxPower, extended: extended)
+        try await advertiser.start()
         let key = try await keys.currentKey()
         logger.notice("advertising", metadata: ["key.rollingStart": "\(key.rollingStartIntervalNumber)"])
         try await timeline(advertiser: advertiser, scanner: scanner)

@@ -10,7 +10,7 @@ public import Logging
 /// private address, and rotates both together: advertising off, new address, new data, on, as one
 /// transaction, so that an RPI is never seen from two addresses or an address with two RPIs.
 public actor Advertiser {
-    private let controller: HCIController
+    private let radio: any Radio
     private let keys: KeySchedule
     private let clock: any WallClock
     private let random: any RandomBytesSource
@@ -18,22 +18,15 @@ public actor Advertiser {
     private let logger: Logger
     private let crypto: ExposureKeyCrypto
     private var txPower: Int8 = 0
-    private var enabled = false
-    /// Extended advertising commands (with a legacy PDU) when the controller has them; legacy ones
-    /// otherwise. A controller takes one family or the other, never both.
-    private var extended = false
-    static let advertisingSet: UInt8 = 0
     /// What is on the air now.
     public private(set) var current: (address: BluetoothAddress, rpi: RollingProximityIdentifier, key: TemporaryExposureKey)?
     public private(set) var rotations = 0
-    /// How long the last rotation had advertising off: from the disable's completion to the enable's.
-    public private(set) var lastRotationGap: Duration?
 
     public init(
-        controller: HCIController, keys: KeySchedule, clock: any WallClock, random: any RandomBytesSource = SystemRandom(),
+        radio: any Radio, keys: KeySchedule, clock: any WallClock, random: any RandomBytesSource = SystemRandom(),
         settings: RadioSettings, logger: Logger = Logger(label: "gaend.advertiser")
     ) throws(CryptoError) {
-        self.controller = controller
+        self.radio = radio
         self.keys = keys
         self.clock = clock
         self.random = random
@@ -42,11 +35,9 @@ public actor Advertiser {
         crypto = try ExposureKeyCrypto()
     }
 
-    /// Starts advertising, with the controller's TX power unless configured, through extended
-    /// commands when `extended`.
-    public func start(controllerTxPower: Int8, extended: Bool = false) async throws {
-        txPower = settings.txPower ?? controllerTxPower
-        self.extended = extended
+    /// Starts advertising, with the radio's TX power unless one is configured.
+    public func start() async throws {
+        txPower = if let configured = settings.txPower { configured } else { await radio.advertisingTxPower }
         try await rotate()
     }
 
@@ -61,31 +52,7 @@ public actor Advertiser {
         // (A typed-throws closure here crashes Swift 6.3.1's IR generation; bytes16() avoids it.)
         let address = BluetoothAddress.nonResolvablePrivate(random: Array(try random.bytes16().bytes.prefix(6)))
 
-        let monotonic = ContinuousClock()
-        var disabledAt: ContinuousClock.Instant?
-        if enabled {
-            try await controller.send(extended ? .leSetExtendedAdvertisingEnable(false, handle: Self.advertisingSet) : .leSetAdvertisingEnable(false))
-            enabled = false
-            disabledAt = monotonic.now
-        }
-        let spacing = settings.advertisingInterval
-        if extended {
-            try await controller.send(
-                .leSetExtendedAdvertisingParameters(handle: Self.advertisingSet, minimumInterval: spacing.lowerBound, maximumInterval: spacing.upperBound))
-            try await controller.send(.leSetAdvertisingSetRandomAddress(handle: Self.advertisingSet, address))
-            try await controller.send(.leSetExtendedAdvertisingData(handle: Self.advertisingSet, frame))
-            try await controller.send(.leSetExtendedAdvertisingEnable(true, handle: Self.advertisingSet))
-        } else {
-            try await controller.send(.leSetRandomAddress(address))
-            try await controller.send(
-                .leSetAdvertisingParameters(
-                    minimumInterval: spacing.lowerBound, maximumInterval: spacing.upperBound, type: .nonConnectableUndirected,
-                    ownAddressRandom: true))
-            try await controller.send(.leSetAdvertisingData(frame))
-            try await controller.send(.leSetAdvertisingEnable(true))
-        }
-        enabled = true
-        if let disabledAt { lastRotationGap = monotonic.now - disabledAt }
+        try await radio.advertise(frame, from: address, interval: settings.advertisingInterval)
         current = (address, rpi, key)
         rotations += 1
         logger.debug("advertising rotated", metadata: ["address": "\(address)", "interval": "\(interval)"])
@@ -93,9 +60,7 @@ public actor Advertiser {
 
     /// Stops advertising (at shutdown and when disabled).
     public func stop() async throws {
-        guard enabled else { return }
-        try await controller.send(extended ? .leSetExtendedAdvertisingEnable(false, handle: Self.advertisingSet) : .leSetAdvertisingEnable(false))
-        enabled = false
+        try await radio.stopAdvertising()
     }
 
     /// Seconds until the next rotation: a random draw from the rotation interval, cut short at the

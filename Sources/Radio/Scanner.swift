@@ -10,15 +10,13 @@ public import Logging
 /// events; a frame is GAEN when it carries 0xFD6F service data (Android frames without Flags and
 /// ADV_SCAN_IND included); scan responses and everything else are counted and dropped.
 public actor Scanner {
-    private let controller: HCIController
+    private let radio: any Radio
     private let log: ContactLogWriter
     private let clock: any WallClock
     private let settings: RadioSettings
     private let logger: Logger
     private var previousScanEnd: UnixTime?
     private var window: WindowState?
-    /// Extended scan commands when the controller has them (see `Advertiser`).
-    private var extended = false
     public private(set) var windowsWritten = 0
 
     struct WindowState {
@@ -31,28 +29,19 @@ public actor Scanner {
     }
 
     public init(
-        controller: HCIController, log: ContactLogWriter, clock: any WallClock, settings: RadioSettings,
+        radio: any Radio, log: ContactLogWriter, clock: any WallClock, settings: RadioSettings,
         logger: Logger = Logger(label: "gaend.scanner")
     ) {
-        self.controller = controller
+        self.radio = radio
         self.log = log
         self.clock = clock
         self.settings = settings
         self.logger = logger
     }
 
-    /// Chooses the extended scan commands (before the first window).
-    public func useExtendedCommands(_ extended: Bool) { self.extended = extended }
-
-    /// Starts a window: passive scan, no duplicate filter, 60 ms windows back to back.
+    /// Starts a window: passive scan, no duplicate filter.
     public func beginWindow() async throws {
-        if extended {
-            try await controller.send(.leSetExtendedScanParameters(interval: 0x0060, window: 0x0060))
-            try await controller.send(.leSetExtendedScanEnable(true, filterDuplicates: false))
-        } else {
-            try await controller.send(.leSetScanParameters(active: false, interval: 0x0060, window: 0x0060))
-            try await controller.send(.leSetScanEnable(true, filterDuplicates: false))
-        }
+        try await radio.startScanning()
         window = WindowState(start: clock.now(), monotonicStart: .now)
     }
 
@@ -97,10 +86,10 @@ public actor Scanner {
     public func endWindow(stopScanning: Bool = true) async throws -> Int {
         guard let current = window else { return 0 }
         window = nil
-        var controllerError: HCIControllerError?
+        var controllerError: (any Error)?
         if stopScanning {
             do {
-                try await controller.send(extended ? .leSetExtendedScanEnable(false, filterDuplicates: false) : .leSetScanEnable(false, filterDuplicates: false))
+                try await radio.stopScanning()
             } catch {
                 controllerError = error
             }

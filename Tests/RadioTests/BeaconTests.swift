@@ -31,15 +31,15 @@ struct BeaconTests {
         async let readingA: Void = advertisingController.run()
         async let readingB: Void = scanningController.run()
         let info = try await advertisingController.initialize()
-        _ = try await scanningController.initialize()
+        let scanningInfo = try await scanningController.initialize()
 
         var settings = RadioSettings()
         settings.calibrationConfidence = .low
-        let advertiser = try Advertiser(controller: advertisingController, keys: keys, clock: clock, settings: settings, logger: quiet)
-        let scanner = Scanner(controller: scanningController, log: log, clock: clock, settings: settings, logger: quiet)
+        let advertisingRadio = HCIRadio(controller: advertisingController, info: info, extended: extended)
+        let advertiser = try Advertiser(radio: advertisingRadio, keys: keys, clock: clock, settings: settings, logger: quiet)
+        let scanner = Scanner(radio: HCIRadio(controller: scanningController, info: scanningInfo, extended: extended), log: log, clock: clock, settings: settings, logger: quiet)
         #expect(info.supportsExtendedAdvertising)
-        await scanner.useExtendedCommands(extended)
-        try await advertiser.start(controllerTxPower: info.advertisingTxPower, extended: extended)
+        try await advertiser.start()
         let first = try #require(await advertiser.current)
 
         var reports = scanningController.reports.makeAsyncIterator()
@@ -76,7 +76,7 @@ struct BeaconTests {
         #expect(second.address != first.address)
         #expect(second.rpi != first.rpi)
         // A figure, not an assertion on speed: how long advertising was off.
-        let gap = try #require(await advertiser.lastRotationGap)
+        let gap = try #require(await advertisingRadio.lastAdvertisingGap)
         print("rotation gap on Bumble over a unix socket: \(gap)")
         try await listen(12)  // reports of the old advertisement still in flight are fine
 

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+public import HCI
+
+/// `Radio` on an initialized HCI controller: extended advertising (one legacy-PDU set) and
+/// extended scanning when the controller offers them, the legacy commands otherwise. A controller
+/// takes one family or the other, never both.
+public actor HCIRadio: Radio {
+    private let controller: HCIController
+    private let extended: Bool
+    private let info: ControllerInfo
+    private var advertising = false
+    static let advertisingSet: UInt8 = 0
+    /// How long the last replacement had advertising off: from the disable's completion to the
+    /// enable's (a figure; the goal is under 50 ms).
+    public private(set) var lastAdvertisingGap: Duration?
+
+    /// - Parameter extended: the command family; by default the extended one when the controller
+    ///   offers it (tests choose legacy on such a controller too).
+    public init(controller: HCIController, info: ControllerInfo, extended: Bool? = nil) {
+        self.controller = controller
+        self.info = info
+        self.extended = extended ?? info.supportsExtendedAdvertising
+    }
+
+    public var advertisingTxPower: Int8 { info.advertisingTxPower }
+
+    public func advertise(_ data: [UInt8], from address: BluetoothAddress, interval: ClosedRange<UInt16>) async throws {
+        let monotonic = ContinuousClock()
+        var disabledAt: ContinuousClock.Instant?
+        if advertising {
+            try await stopAdvertising()
+            disabledAt = monotonic.now
+        }
+        // The random address cannot change while advertising (Core Vol 4 Part E 7.8.4), hence the
+        // disable first, and the order below.
+        if extended {
+            try await controller.send(
+                .leSetExtendedAdvertisingParameters(handle: Self.advertisingSet, minimumInterval: interval.lowerBound, maximumInterval: interval.upperBound))
+            try await controller.send(.leSetAdvertisingSetRandomAddress(handle: Self.advertisingSet, address))
+            try await controller.send(.leSetExtendedAdvertisingData(handle: Self.advertisingSet, data))
+            try await controller.send(.leSetExtendedAdvertisingEnable(true, handle: Self.advertisingSet))
+        } else {
+            try await controller.send(.leSetRandomAddress(address))
+            try await controller.send(
+                .leSetAdvertisingParameters(
+                    minimumInterval: interval.lowerBound, maximumInterval: interval.upperBound, type: .nonConnectableUndirected,
+                    ownAddressRandom: true))
+            try await controller.send(.leSetAdvertisingData(data))
+            try await controller.send(.leSetAdvertisingEnable(true))
+        }
+        advertising = true
+        if let disabledAt { lastAdvertisingGap = monotonic.now - disabledAt }
+    }
+
+    public func stopAdvertising() async throws {
+        guard advertising else { return }
+        try await controller.send(extended ? .leSetExtendedAdvertisingEnable(false, handle: Self.advertisingSet) : .leSetAdvertisingEnable(false))
+        advertising = false
+    }
+
+    /// 60 ms windows back to back.
+    public func startScanning() async throws {
+        if extended {
+            try await controller.send(.leSetExtendedScanParameters(interval: 0x0060, window: 0x0060))
+            try await controller.send(.leSetExtendedScanEnable(true, filterDuplicates: false))
+        } else {
+            try await controller.send(.leSetScanParameters(active: false, interval: 0x0060, window: 0x0060))
+            try await controller.send(.leSetScanEnable(true, filterDuplicates: false))
+        }
+    }
+
+    public func stopScanning() async throws {
+        try await controller.send(extended ? .leSetExtendedScanEnable(false, filterDuplicates: false) : .leSetScanEnable(false, filterDuplicates: false))
+    }
+}
