@@ -15,7 +15,7 @@ BUMBLE_VENV = .venv-bumble
 
 PRODUCTS = gaend gaenctl
 
-.PHONY: all deps test-peers build check test bench install uninstall clean
+.PHONY: all deps test-peers build check test bench install uninstall clean vm-test
 
 all: build
 
@@ -52,6 +52,11 @@ build: deps
 check: deps test-peers
 	$(SWIFT) build --build-tests
 	GAEND_BUMBLE_PYTHON=$(CURDIR)/$(BUMBLE_VENV)/bin/python $(SWIFT) test --skip-build
+	scripts/vm-test
+
+# The kernel path alone (QEMU; a few minutes the first time).
+vm-test:
+	scripts/vm-test
 
 test: check
 

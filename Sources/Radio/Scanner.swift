@@ -41,8 +41,15 @@ public actor Scanner {
 
     /// Starts a window: passive scan, no duplicate filter.
     public func beginWindow() async throws {
-        try await radio.startScanning()
+        // The window opens before the enable: a controller may report at once, before the enable's
+        // completion reaches this actor (btvirt reports only then; the VM test lost them all).
         window = WindowState(start: clock.now(), monotonicStart: .now)
+        do {
+            try await radio.startScanning()
+        } catch {
+            window = nil
+            throw error
+        }
     }
 
     /// Takes one report into the open window.

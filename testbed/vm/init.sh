@@ -27,9 +27,9 @@ echo "VM controllers: $(ls /sys/class/bluetooth | tr '\n' ' ')"
 # hci1 to gaend: the user channel needs the adapter down in BlueZ.
 btmgmt --index 1 power off >/dev/null 2>&1
 btmgmt --index 0 power on >/dev/null 2>&1
-# hci0 advertises the official vectors' frame (service data 0xFD6F: RPI, AEM), non-connectable.
-btmgmt --index 0 add-adv -d 03036ffd17166ffd8be6cd371c5c891604bfbe49df84509672033874 1 >/dev/null 2>&1 \
-    || echo "VM add-adv on hci0 failed"
+# hci0 advertises the official vectors' service data through bluetoothd, as an app would.
+python3 /opt/gaend/advertise.py hci0 20 >/tmp/advertise.log 2>&1 &
+sleep 2
 
 export LD_LIBRARY_PATH=/opt/gaend/lib
 /opt/gaend/gaend --radio hci:hci1 --data-dir /tmp/gaend --scan-window 1 --scan-interval 1-1 >/tmp/gaend.log 2>&1 &
@@ -42,6 +42,7 @@ wait "$gaend"
 status=$?
 sed 's/^/  gaend: /' /tmp/gaend.log | head -20
 sed 's/^/  discovery: /' /tmp/discover.log | head -10
+sed 's/^/  advertiser: /' /tmp/advertise.log | head -5
 stats=$(/opt/gaend/gaenctl tools log stats --data-dir /tmp/gaend 2>&1)
 echo "$stats" | sed 's/^/  log: /'
 aggregates=$(echo "$stats" | awk 'NR == 2 && $2 ~ /^[0-9]+$/ { print $2 }')
@@ -53,6 +54,8 @@ elif ! grep -q "^FOUND" /tmp/discover.log; then
     finish FAIL "bluetoothd's discovery on hci0 did not see gaend's advertisement"
 elif [ "${aggregates:-0}" -lt 1 ]; then
     finish FAIL "gaend logged no advertiser from hci0"
+elif ! /opt/gaend/gaenctl tools log export --data-dir /tmp/gaend | grep -q 8be6cd371c5c891604bfbe49df845096; then
+    finish FAIL "gaend's log lacks the RPI hci0 advertises"
 else
     finish PASS
 fi
