@@ -14,15 +14,30 @@ import Testing
 /// cleanly.
 @Suite(.enabled(if: BumbleFixture.python != nil, "no Bumble venv: run `make test-peers` (make check does)"))
 struct DaemonTests {
+    /// Two daemons on C0 and C1 and Bumble's own host on C2: each daemon logs the other and the
+    /// peer at the pair RSSIs, and the peer hears each daemon's RPI as `gaenctl tools derive` gives
+    /// it for that daemon's stored TEK, each from its own random addresses (rotating every 1-2 s).
     @Test(.timeLimit(.minutes(1)))
-    func twoDaemonsHearEachOtherAndStopCleanly() async throws {
-        let fixture = try BumbleFixture(controllers: 2, arguments: ["--pair-rssi", "C0:C1=-70", "--pair-rssi", "C1:C0=-80"])
+    func twoDaemonsAndBumblesHostHearOneAnotherAndStopCleanly() async throws {
+        let fixture = try BumbleFixture(
+            controllers: 3, arguments: ["--pair-rssi", "C0:C1=-70", "--pair-rssi", "C1:C0=-80", "--pair-rssi", "C2:C0=-61", "--pair-rssi", "C2:C1=-62"])
         let directory = try TemporaryDirectory()
-        let daemons = try Self.startDaemons(on: fixture, in: directory, ["--rotation-interval", "1-2", "--calibration-confidence", "low"])
+        let daemons = try Self.startDaemons(on: fixture, count: 2, in: directory, ["--rotation-interval", "1-2", "--calibration-confidence", "low"])
         defer { for daemon in daemons where daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) } }
+        let peer = Process()
+        peer.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+        peer.arguments = ["20", try #require(BumbleFixture.python), BumbleFixture.root.appendingPathComponent("testbed/peer.py").path, "unix:\(fixture.sockets[2])", "5"]
+        let output = Pipe()
+        peer.standardOutput = output
+        peer.standardError = FileHandle.nullDevice
+        try peer.run()
+        let heardText = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        peer.waitUntilExit()
 
-        // Wait (bounded) until each log holds an aggregate of the other's advertisement.
-        func aggregates(_ index: Int) -> [ContactAggregate] { Self.aggregates(in: directory, index) }
+        // Wait (bounded) until each log holds an aggregate of the other daemon's advertisement.
+        let vectorRPI = "8be6cd371c5c891604bfbe49df845096"
+        func aggregates(_ index: Int) -> [ContactAggregate] { Self.aggregates(in: directory, index).filter { $0.rpi.description != vectorRPI } }
+        func peerAggregates(_ index: Int) -> [ContactAggregate] { Self.aggregates(in: directory, index).filter { $0.rpi.description == vectorRPI } }
         let deadline = ContinuousClock.now.advanced(by: .seconds(30))
         while (aggregates(0).isEmpty || aggregates(1).isEmpty) && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(200))
@@ -30,6 +45,28 @@ struct DaemonTests {
         #expect(aggregates(1).allSatisfy { $0.rssi.maximum == -70 })
         #expect(aggregates(0).allSatisfy { $0.rssi.maximum == -80 })
         #expect(!aggregates(0).isEmpty && !aggregates(1).isEmpty)
+        #expect(!peerAggregates(0).isEmpty && peerAggregates(0).allSatisfy { $0.rssi.maximum == -61 })
+        #expect(!peerAggregates(1).isEmpty && peerAggregates(1).allSatisfy { $0.rssi.maximum == -62 })
+
+        // What the peer heard: each daemon's RPI for this or the previous interval, from `gaenctl
+        // tools derive`; each RPI from random addresses no other RPI used.
+        let heard = heardText.split(separator: "\n").filter { $0.hasPrefix("HEARD ") }.map { $0.split(separator: " ") }
+        var addressesOfRPI = [String: Set<String>]()
+        for fields in heard { addressesOfRPI[String(fields[5].dropFirst(22).prefix(32)), default: []].insert(String(fields[1])) }
+        let now = try #require(ENIntervalNumber(containing: SystemWallClock().now()))
+        for index in 0..<2 {
+            let data = DataDirectory(path: "\(directory.path)/d\(index)")
+            let key = try #require(try KeyHistoryFile.read(data.path(of: KeyHistoryFile.name))?.keys.last?.key)
+            let derived = try ToolRunner.run("gaenctl", ["tools", "derive", "--tek", key.keyData.hex, "--interval", "\(now.rawValue - 1)", "--count", "2"])
+            let expected = Set(derived.standardOutput.split(separator: "\n").compactMap { line -> String? in
+                let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+                return fields.count >= 3 && fields[0].allSatisfy(\.isNumber) ? String(fields[2]) : nil
+            })
+            #expect(expected.count == 2)
+            #expect(!expected.isDisjoint(with: addressesOfRPI.keys), "peer output: \(heardText)")
+        }
+        let allAddresses = addressesOfRPI.values.flatMap { $0 }
+        #expect(Set(allAddresses).count == allAddresses.count)
 
         // SIGTERM: both exit 0, within the 10 s the unit allows.
         let stopping = ContinuousClock.now
@@ -194,11 +231,12 @@ struct DaemonTests {
     /// One `gaend` per controller of the fixture, data in `directory`/d<index>, standard error in
     /// `directory`/stderr<index> when captured.
     static func startDaemons(
-        on fixture: BumbleFixture, in directory: TemporaryDirectory, _ extra: [String] = [], capturingStandardError: Bool = false
+        on fixture: BumbleFixture, count: Int? = nil, in directory: TemporaryDirectory, _ extra: [String] = [],
+        capturingStandardError: Bool = false
     ) throws -> [Process] {
         let executable = try ToolRunner.productsDirectory().appendingPathComponent("gaend")
         var daemons = [Process]()
-        for (index, socket) in fixture.sockets.enumerated() {
+        for (index, socket) in fixture.sockets.prefix(count ?? fixture.sockets.count).enumerated() {
             let process = Process()
             process.executableURL = executable
             process.arguments = [
