@@ -24,15 +24,7 @@ struct DaemonTests {
         let directory = try TemporaryDirectory()
         let daemons = try Self.startDaemons(on: fixture, count: 2, in: directory, ["--rotation-interval", "1-2", "--calibration-confidence", "low"])
         defer { for daemon in daemons where daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) } }
-        let peer = Process()
-        peer.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
-        peer.arguments = ["20", try #require(BumbleFixture.python), BumbleFixture.root.appendingPathComponent("testbed/peer.py").path, "unix:\(fixture.sockets[2])", "5"]
-        let output = Pipe()
-        peer.standardOutput = output
-        peer.standardError = FileHandle.nullDevice
-        try peer.run()
-        let heardText = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        peer.waitUntilExit()
+        let heardText = try Self.runPeer(on: fixture.sockets[2], seconds: 5)
 
         // Wait (bounded) until each log holds an aggregate of the other daemon's advertisement.
         let vectorRPI = "8be6cd371c5c891604bfbe49df845096"
@@ -129,16 +121,8 @@ struct DaemonTests {
         try daemon.run()
         defer { if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) } }
 
-        // The peer runs for 4 s on the other controller, under a timeout (its host can hang).
-        let peer = Process()
-        peer.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
-        peer.arguments = ["20", try #require(BumbleFixture.python), BumbleFixture.root.appendingPathComponent("testbed/peer.py").path, "unix:\(fixture.sockets[1])", "4"]
-        let output = Pipe()
-        peer.standardOutput = output
-        peer.standardError = FileHandle.nullDevice
-        try peer.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        peer.waitUntilExit()
+        // The peer runs for 4 s on the other controller.
+        let text = try Self.runPeer(on: fixture.sockets[1], seconds: 4)
         kill(daemon.processIdentifier, SIGTERM)
         daemon.waitUntilExit()
         #expect(daemon.terminationStatus == 0)
@@ -253,6 +237,24 @@ struct DaemonTests {
             daemons.append(process)
         }
         return daemons
+    }
+
+    /// Bumble's own host (testbed/peer.py) on a fixture controller for `seconds`, under a timeout
+    /// (its host can hang); returns what it printed.
+    static func runPeer(on socket: String, seconds: Int) throws -> String {
+        let peer = Process()
+        peer.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+        peer.arguments = [
+            "\(seconds + 16)", try #require(BumbleFixture.python), BumbleFixture.root.appendingPathComponent("testbed/peer.py").path, "unix:\(socket)",
+            "\(seconds)",
+        ]
+        let output = Pipe()
+        peer.standardOutput = output
+        peer.standardError = FileHandle.nullDevice
+        try peer.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        peer.waitUntilExit()
+        return text
     }
 
     static func aggregates(in directory: TemporaryDirectory, _ index: Int) -> [ContactAggregate] {
