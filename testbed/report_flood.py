@@ -44,7 +44,13 @@ def main():
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     threading.Timer(arguments.seconds, done.set).start()
-    connection, _ = server.accept()
+    server.settimeout(arguments.seconds)
+    try:
+        connection, _ = server.accept()
+    except socket.timeout:
+        print('SENT 0 (no host connected)', flush=True)
+        os.unlink(arguments.path)
+        return
     scanning = threading.Event()
     sent = [0]
     lock = threading.Lock()
