@@ -7,11 +7,18 @@ SWIFT ?= swift
 BINDIR = $(DESTDIR)$(PREFIX)/bin
 
 # Debian packages the build needs: the C libraries (through pkg-config) and pkg-config itself.
-APT_PACKAGES = pkg-config libssl-dev libdbus-1-dev libbluetooth-dev zlib1g-dev openssl libcurl4 python3 python3-venv
+# The D-Bus test peer needs dbus-python and PyGObject from Debian, dbus-daemon, gdbus (libglib2.0-bin)
+# and busctl (only in systemd on Debian 12).
+APT_PACKAGES = pkg-config libssl-dev libdbus-1-dev libbluetooth-dev zlib1g-dev openssl libcurl4 python3 python3-venv \
+	python3-dbus python3-gi dbus-daemon libglib2.0-bin systemd
 
 # The test peers: Bumble's virtual controllers and host, pinned, in a venv of the project's own.
 BUMBLE_VERSION = 0.0.236
 BUMBLE_VENV = .venv-bumble
+# python-dbusmock, pinned, for the bluetoothd stand-in (testbed/bluez_template.py). Its venv is built
+# with Debian's python3 and --system-site-packages, because dbus-python and gi come from Debian.
+DBUSMOCK_VERSION = 0.38.1
+DBUSMOCK_VENV = .venv-dbusmock
 
 PRODUCTS = gaend gaenctl
 
@@ -35,12 +42,19 @@ deps:
 		exit 1; \
 	fi
 
-# The venv the radio tests run their controller fixture in (testbed/controllers.py).
-test-peers: $(BUMBLE_VENV)/.installed
+# The venvs the radio tests run their controller fixture (testbed/controllers.py) and the
+# bluetoothd stand-in (testbed/bluez_template.py) in.
+test-peers: $(BUMBLE_VENV)/.installed $(DBUSMOCK_VENV)/.installed
 
 $(BUMBLE_VENV)/.installed:
 	python3 -m venv $(BUMBLE_VENV)
 	$(BUMBLE_VENV)/bin/pip install --quiet --disable-pip-version-check bumble==$(BUMBLE_VERSION)
+	touch $@
+
+# Debian's /usr/bin/python3 (from python3-minimal), not whatever python3 comes first on PATH.
+$(DBUSMOCK_VENV)/.installed:
+	debpy=$$(dpkg -L python3-minimal | grep -E 'bin/python3$$') && "$$debpy" -m venv --system-site-packages $(DBUSMOCK_VENV)
+	$(DBUSMOCK_VENV)/bin/pip install --quiet --disable-pip-version-check python-dbusmock==$(DBUSMOCK_VERSION)
 	touch $@
 
 # Release binaries in .build/release.
@@ -51,7 +65,8 @@ build: deps
 # Everything CI proves: dependencies, test peers, a debug build of every target, and all tests.
 check: deps test-peers
 	$(SWIFT) build --build-tests
-	GAEND_BUMBLE_PYTHON=$(CURDIR)/$(BUMBLE_VENV)/bin/python $(SWIFT) test --skip-build
+	GAEND_BUMBLE_PYTHON=$(CURDIR)/$(BUMBLE_VENV)/bin/python \
+		GAEND_DBUSMOCK_PYTHON=$(CURDIR)/$(DBUSMOCK_VENV)/bin/python $(SWIFT) test --skip-build
 	scripts/vm-test
 
 # The kernel path alone (QEMU; a few minutes the first time).

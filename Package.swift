@@ -62,6 +62,8 @@ let package = Package(
             ],
             exclude: ["Generated/README.md"],
             swiftSettings: strictSwift),
+        // The libdbus wrapper: a connection with its own pump thread, typed values, exported objects.
+        .target(name: "DBus", dependencies: ["CDBus", "CGaendShims"], swiftSettings: strictSwift),
         // The controller side of HCI: packet codec and H4 framing (pure), later the driver and transports.
         .target(name: "HCI", dependencies: ["ENCore", "CBlueZ", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSwift),
         // The beacon: advertiser and scanner over a controller.
@@ -146,6 +148,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift),
+        .testTarget(name: "DBusTests", dependencies: ["DBus", "GaendTestSupport"], swiftSettings: strictSwift),
         .testTarget(
             name: "DetectionTests",
             dependencies: ["Detection", "ContactLog", "KeyFiles", "ENCore", "ENCrypto", "Storage", "GaendTestSupport",

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+import Synchronization
+
+extension DBusConnection {
+    /// The signals matching `rule`, from the moment this returns (the bus has the rule by then)
+    /// until the stream is dropped or the connection closes.
+    public func signals(matching rule: DBusMatchRule) async throws -> AsyncStream<DBusMessage> {
+        try rule.validate()
+        let wellKnownSender = rule.sender.flatMap { $0.hasPrefix(":") || $0 == "org.freedesktop.DBus" ? nil : $0 }
+        if let wellKnownSender { try await trackOwner(of: wellKnownSender) }
+        _ = try await call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "AddMatch", [.string(rule.text)])
+        let (stream, continuation) = AsyncStream<DBusMessage>.makeStream(bufferingPolicy: .bufferingNewest(4096))
+        let id = state.withLock { state in
+            defer { state.nextID += 1 }
+            state.subscriptions[state.nextID] = Subscription(rule: rule, continuation: continuation)
+            return state.nextID
+        }
+        continuation.onTermination = { [weak self] _ in
+            guard let self else { return }
+            let connected = self.state.withLock { state in
+                state.subscriptions[id] = nil
+                return state.connected
+            }
+            guard connected else { return }
+            try? self.send(
+                .call(
+                    destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "RemoveMatch",
+                    [.string(rule.text)]).noReplyWanted())
+            if let wellKnownSender { self.untrackOwner(of: wellKnownSender) }
+        }
+        return stream
+    }
+
+    /// The owner of `name` now (nil without one), then each change, until the stream is dropped.
+    public func nameOwner(of name: String) async throws -> AsyncStream<String?> {
+        guard DBusNames.isValidBusName(name), !name.hasPrefix(":") else { throw DBusError(.invalidArgs, "'\(name)' is not a well-known bus name") }
+        let changes = try await signals(
+            matching: DBusMatchRule(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged", path: "/org/freedesktop/DBus", arg0: name))
+        let current = try await owner(of: name)
+        let (stream, continuation) = AsyncStream<String?>.makeStream()
+        continuation.yield(current)
+        let forward = Task {
+            for await change in changes {
+                if change.body.count == 3, let newOwner = change.body[2].string { continuation.yield(newOwner.isEmpty ? nil : newOwner) }
+            }
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in forward.cancel() }
+        return stream
+    }
+
+    /// The unique name owning `name`, or nil.
+    public func owner(of name: String) async throws -> String? {
+        do {
+            return try await call(
+                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "GetNameOwner", [.string(name)]
+            ).first?.string
+        } catch let error as DBusError where error.name == .nameHasNoOwner {
+            return nil
+        }
+    }
+
+    /// What RequestName answered.
+    public enum NameRequestReply: UInt32, Sendable {
+        case primaryOwner = 1, inQueue, exists, alreadyOwner
+    }
+
+    /// Asks the bus for a well-known name, without queueing (DBUS_NAME_FLAG_DO_NOT_QUEUE).
+    public func requestName(_ name: String) async throws -> NameRequestReply {
+        let reply = try await call(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "RequestName",
+            [.string(name), .uint32(4)])
+        guard let code = reply.first?.uint32, let answer = NameRequestReply(rawValue: code) else {
+            throw DBusError(.failed, "RequestName answered \(reply)")
+        }
+        return answer
+    }
+
+    private func trackOwner(of name: String) async throws {
+        let first = state.withLock { state in
+            state.ownerWatchCount[name, default: 0] += 1
+            return state.ownerWatchCount[name] == 1
+        }
+        guard first else { return }
+        let rule = DBusMatchRule(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged", arg0: name)
+        _ = try await call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "AddMatch", [.string(rule.text)])
+        // After AddMatch: a change from now on updates the cache, so the answer below cannot be stale
+        // for long.
+        let owner = try await owner(of: name)
+        state.withLock { $0.owners[name] = $0.owners[name] ?? owner }
+    }
+
+    private func untrackOwner(of name: String) {
+        state.withLock { state in
+            state.ownerWatchCount[name, default: 1] -= 1
+            if state.ownerWatchCount[name] == 0 {
+                state.ownerWatchCount[name] = nil
+                state.owners[name] = nil
+            }
+        }
+    }
+}
+
+extension DBusMessage {
+    func noReplyWanted() -> DBusMessage {
+        var copy = self
+        copy.noReply = true
+        return copy
+    }
+}

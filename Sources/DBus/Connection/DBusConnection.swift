@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+import Synchronization
+
+/// A connection to a message bus. libdbus runs on the connection's own pump thread; this handle
+/// queues messages to it, awaits replies while the pump keeps dispatching (so a peer may call back
+/// into this connection before it answers), serves the exported objects and delivers signals.
+/// Closed by `close()` or when the last reference goes.
+public final class DBusConnection: Sendable {
+    private let pump: Pump
+    let state: Mutex<ConnectionState>
+    /// This connection's unique name on the bus (`:1.42`).
+    public let uniqueName: String
+
+    struct ConnectionState {
+        var objects = ObjectTable()
+        var subscriptions: [UInt64: Subscription] = [:]
+        var nextID: UInt64 = 1
+        /// Well-known names a match rule names → their current unique owner.
+        var owners: [String: String] = [:]
+        var ownerWatchCount: [String: Int] = [:]
+        var connected = true
+        var disconnectWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    struct Subscription {
+        var rule: DBusMatchRule
+        var continuation: AsyncStream<DBusMessage>.Continuation
+    }
+
+    /// The system bus (`DBUS_SYSTEM_BUS_ADDRESS`, or the standard socket).
+    public static func system() async throws(DBusError) -> DBusConnection { try await DBusConnection(.system) }
+    /// The session bus (`DBUS_SESSION_BUS_ADDRESS`).
+    public static func session() async throws(DBusError) -> DBusConnection { try await DBusConnection(.session) }
+    /// The bus at `address` (`unix:path=/run/...`).
+    public static func bus(address: String) async throws(DBusError) -> DBusConnection { try await DBusConnection(.address(address)) }
+
+    private init(_ address: Pump.Address) async throws(DBusError) {
+        // The pump reports to this object, which does not exist yet: a box it is put into.
+        let box = WeakBox()
+        pump = try await Pump.start(
+            address,
+            events: Pump.Events(
+                message: { message in box.connection?.received(message) },
+                disconnected: { box.connection?.lost() }))
+        uniqueName = pump.uniqueName
+        state = Mutex(ConnectionState())
+        box.set(self)
+    }
+
+    deinit { pump.submit(.close) }
+
+    /// Closes the connection: pending calls fail with Disconnected, signal streams finish.
+    public func close() { pump.submit(.close) }
+
+    public var isConnected: Bool { state.withLock { $0.connected } }
+
+    /// Returns when the connection is gone (closed here, by the bus, or by the bus going away).
+    public func disconnected() async {
+        await withCheckedContinuation { continuation in
+            let already = state.withLock { state -> Bool in
+                if state.connected { state.disconnectWaiters.append(continuation) }
+                return !state.connected
+            }
+            if already { continuation.resume() }
+        }
+    }
+
+    // MARK: Sending
+
+    /// Sends a message that wants no reply (a signal, a reply, a call with `noReply`).
+    public func send(_ message: DBusMessage) throws(DBusError) {
+        let pointer = try Marshalling.encode(message)
+        pump.submit(.send(Pump.MessagePointer(pointer: pointer), reply: nil, id: 0, timeoutMilliseconds: 0))
+    }
+
+    /// Calls a method and returns the reply; a D-Bus error reply is thrown as `DBusError`. Incoming
+    /// calls keep being served while it waits. Cancelling the task abandons the call.
+    public func call(_ message: DBusMessage, timeout: Duration = .seconds(25)) async throws -> DBusMessage {
+        var message = message
+        message.kind = .methodCall
+        message.noReply = false
+        let pointer = try Marshalling.encode(message)
+        let id = state.withLock { state in
+            defer { state.nextID += 1 }
+            return state.nextID
+        }
+        let milliseconds = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        let result: Result<DBusMessage, DBusError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                pump.submit(
+                    .send(Pump.MessagePointer(pointer: pointer), reply: { continuation.resume(returning: $0) }, id: id, timeoutMilliseconds: milliseconds))
+            }
+        } onCancel: {
+            pump.submit(.cancel(id: id))
+        }
+        if case .failure = result, Task.isCancelled { throw CancellationError() }
+        return try result.get()
+    }
+
+    /// Calls a method and returns the reply's body.
+    public func call(
+        destination: String?, path: String, interface: String?, member: String, _ arguments: [DBusValue] = [], timeout: Duration = .seconds(25)
+    ) async throws -> [DBusValue] {
+        try await call(.call(destination: destination, path: path, interface: interface, member: member, arguments), timeout: timeout).body
+    }
+
+    /// Emits a signal from `path`.
+    public func emit(path: String, interface: String, member: String, _ arguments: [DBusValue] = []) throws(DBusError) {
+        try send(.signal(path: path, interface: interface, member: member, arguments))
+    }
+
+    /// Emits org.freedesktop.DBus.Properties.PropertiesChanged.
+    public func emitPropertiesChanged(path: String, interface: String, changed: [String: DBusValue], invalidated: [String] = []) throws(DBusError) {
+        try emit(
+            path: path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+            [.string(interface), .properties(changed), .strings(invalidated)])
+    }
+
+    // MARK: Incoming (on the pump thread)
+
+    private func received(_ message: DBusMessage) {
+        switch message.kind {
+        case .methodCall:
+            let route = state.withLock { $0.objects.route(message) }
+            // Handlers are async and may call back into the bus: off the pump thread.
+            Task { await self.answer(message, route: route) }
+        case .signal:
+            if message.sender == "org.freedesktop.DBus", message.interface == "org.freedesktop.DBus", message.member == "NameOwnerChanged",
+                message.body.count == 3, let name = message.body[0].string, let newOwner = message.body[2].string
+            {
+                state.withLock { state in
+                    if state.ownerWatchCount[name] != nil { state.owners[name] = newOwner.isEmpty ? nil : newOwner }
+                }
+            }
+            let targets = state.withLock { state in
+                state.subscriptions.values.filter { $0.rule.matches(message, owner: { state.owners[$0] }) }.map(\.continuation)
+            }
+            for continuation in targets { continuation.yield(message) }
+        case .methodReturn, .error:
+            // A reply to a call abandoned or timed out: nobody waits for it.
+            break
+        }
+    }
+
+    private func lost() {
+        let (subscriptions, waiters) = state.withLock { state in
+            state.connected = false
+            defer {
+                state.subscriptions.removeAll()
+                state.disconnectWaiters.removeAll()
+            }
+            return (Array(state.subscriptions.values), state.disconnectWaiters)
+        }
+        for subscription in subscriptions { subscription.continuation.finish() }
+        for waiter in waiters { waiter.resume() }
+    }
+}
+
+/// Lets the pump's callbacks reach the connection without keeping it alive.
+private final class WeakBox: Sendable {
+    private let reference = Mutex<WeakReference>(WeakReference())
+    private struct WeakReference { weak var connection: DBusConnection? }
+    func set(_ connection: DBusConnection) { reference.withLock { $0.connection = connection } }
+    var connection: DBusConnection? { reference.withLock { $0.connection } }
+}

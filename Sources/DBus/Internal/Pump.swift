@@ -1,0 +1,418 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+internal import CDBus
+import Glibc
+import Synchronization
+
+/// The one owner of a libdbus connection: a thread that runs the connection's main loop (libdbus's
+/// watches and timeouts in `poll`, then dispatch), sends what other threads queue, completes
+/// pending calls and hands every incoming message to the connection. Every libdbus call on the
+/// connection happens on this thread; other threads only queue commands and wake it.
+///
+/// `@unchecked Sendable`: `inbox` is behind its Mutex; everything else is touched only on the
+/// pump thread (or before it starts).
+final class Pump: @unchecked Sendable {
+    enum Address: Sendable {
+        case system, session
+        case address(String)
+    }
+
+    typealias ReplyHandler = @Sendable (Result<DBusMessage, DBusError>) -> Void
+
+    /// An encoded message handed from the caller to the pump, which unrefs it.
+    struct MessagePointer: @unchecked Sendable {
+        let pointer: OpaquePointer
+    }
+
+    enum Command: Sendable {
+        case send(MessagePointer, reply: ReplyHandler?, id: UInt64, timeoutMilliseconds: Int32)
+        case cancel(id: UInt64)
+        case close
+    }
+
+    struct Events: Sendable {
+        /// Every message that is not a reply to a pending call, in arrival order, on the pump thread.
+        var message: @Sendable (DBusMessage) -> Void
+        /// The connection is gone (closed by either side); called once, last.
+        var disconnected: @Sendable () -> Void
+    }
+
+    /// Commands for the pump; `nil` once the pump has ended.
+    private let inbox = Mutex<[Command]?>([])
+    /// A pipe that wakes the poll: commands are written to `inbox`, then a byte to `wakeWriter`.
+    private let wakeReader: Int32
+    private let wakeWriter: Int32
+    private let events: Events
+    private var connection: OpaquePointer?
+    private var watches: [OpaquePointer] = []
+    private var timeouts: [(timeout: OpaquePointer, deadline: ContinuousClock.Instant?)] = []
+    private var pending: [UInt64: PendingCall] = [:]
+    private var running = true
+    private(set) var uniqueName = ""
+
+    /// Opens the connection on a new pump thread; returns once it is registered on the bus.
+    static func start(_ address: Address, events: Events) async throws(DBusError) -> Pump {
+        let pump = try Pump(events: events)
+        let result: Result<Void, DBusError> = await withCheckedContinuation { continuation in
+            pump.spawn(address) { continuation.resume(returning: $0) }
+        }
+        try result.get()
+        return pump
+    }
+
+    private init(events: Events) throws(DBusError) {
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else { throw DBusError(.failed, "pipe: errno \(errno)") }
+        for end in ends {
+            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+        }
+        wakeReader = ends[0]
+        wakeWriter = ends[1]
+        self.events = events
+    }
+
+    deinit {
+        close(wakeReader)
+        close(wakeWriter)
+    }
+
+    /// Queues a command and wakes the pump; after the end, fails it at once.
+    func submit(_ command: Command) {
+        let queued = inbox.withLock { queue -> Bool in
+            queue?.append(command)
+            return queue != nil
+        }
+        guard queued else {
+            Self.refuse(command)
+            return
+        }
+        // A full pipe already wakes the pump; the byte is not needed then.
+        var one: UInt8 = 1
+        _ = write(wakeWriter, &one, 1)
+    }
+
+    private func spawn(_ address: Address, opened: @escaping @Sendable (Result<Void, DBusError>) -> Void) {
+        final class Start {
+            let pump: Pump
+            let address: Address
+            let opened: @Sendable (Result<Void, DBusError>) -> Void
+            init(_ pump: Pump, _ address: Address, _ opened: @escaping @Sendable (Result<Void, DBusError>) -> Void) {
+                self.pump = pump
+                self.address = address
+                self.opened = opened
+            }
+        }
+        let start = Unmanaged.passRetained(Start(self, address, opened)).toOpaque()
+        var thread = pthread_t()
+        let created = pthread_create(
+            &thread, nil,
+            { argument in
+                let start = Unmanaged<Start>.fromOpaque(argument!).takeRetainedValue()
+                start.pump.run(start.address, opened: start.opened)
+                return nil
+            }, start)
+        if created != 0 {
+            Unmanaged<Start>.fromOpaque(start).release()
+            opened(.failure(DBusError(.failed, "pthread_create: \(created)")))
+        } else {
+            pthread_detach(thread)
+        }
+    }
+
+    // MARK: The pump thread
+
+    private func run(_ address: Address, opened: @Sendable (Result<Void, DBusError>) -> Void) {
+        do {
+            try open(address)
+        } catch {
+            opened(.failure(error))
+            return
+        }
+        opened(.success(()))
+        while running {
+            dispatchAll()
+            handleCommands()
+            guard running else { break }
+            pollOnce()
+        }
+        shutDown()
+    }
+
+    private func open(_ address: Address) throws(DBusError) {
+        var error = CDBus.DBusError()
+        dbus_error_init(&error)
+        defer { dbus_error_free(&error) }
+        func failure(_ what: String) -> DBusError {
+            if dbus_error_is_set(&error) != 0 {
+                return DBusError(DBusError.Name(rawValue: String(cString: error.name)), String(cString: error.message))
+            }
+            return DBusError(.failed, what)
+        }
+        let opened: OpaquePointer?
+        switch address {
+        case .system: opened = dbus_bus_get_private(DBUS_BUS_SYSTEM, &error)
+        case .session: opened = dbus_bus_get_private(DBUS_BUS_SESSION, &error)
+        case .address(let text):
+            opened = dbus_connection_open_private(text, &error)
+            if let opened, dbus_bus_register(opened, &error) == 0 {
+                dbus_connection_close(opened)
+                dbus_connection_unref(opened)
+                throw failure("registering on the bus at \(text)")
+            }
+        }
+        guard let opened else { throw failure("connecting to the bus") }
+        connection = opened
+        // A daemon decides for itself what losing the bus means; libdbus would _exit(1).
+        dbus_connection_set_exit_on_disconnect(opened, 0)
+        uniqueName = dbus_bus_get_unique_name(opened).map { String(cString: $0) } ?? ""
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        guard dbus_connection_set_watch_functions(opened, Trampolines.addWatch, Trampolines.removeWatch, Trampolines.toggleWatch, me, nil) != 0,
+            dbus_connection_set_timeout_functions(opened, Trampolines.addTimeout, Trampolines.removeTimeout, Trampolines.toggleTimeout, me, nil) != 0,
+            dbus_connection_add_filter(opened, Trampolines.filter, me, nil) != 0
+        else {
+            dbus_connection_close(opened)
+            dbus_connection_unref(opened)
+            connection = nil
+            throw DBusError(.noMemory, "installing the main loop functions")
+        }
+    }
+
+    private func dispatchAll() {
+        guard let connection else { return }
+        while running, dbus_connection_dispatch(connection) == DBUS_DISPATCH_DATA_REMAINS {}
+    }
+
+    private func handleCommands() {
+        let commands = inbox.withLock { queue in
+            defer { queue = queue == nil ? nil : [] }
+            return queue ?? []
+        }
+        for command in commands {
+            switch command {
+            case .send(let message, let reply, let id, let timeout):
+                send(message.pointer, reply: reply, id: id, timeout: timeout)
+            case .cancel(let id):
+                if let call = pending.removeValue(forKey: id) {
+                    dbus_pending_call_cancel(call.pointer)
+                    call.complete(.failure(DBusError(.noReply, "cancelled")))
+                }
+            case .close:
+                running = false
+            }
+        }
+    }
+
+    private func send(_ message: OpaquePointer, reply: ReplyHandler?, id: UInt64, timeout: Int32) {
+        defer { dbus_message_unref(message) }
+        guard let connection, running else {
+            reply?(.failure(DBusError(.disconnected, "the connection is closed")))
+            return
+        }
+        guard let reply else {
+            // Fails only without memory, which libdbus reports on stderr.
+            _ = dbus_connection_send(connection, message, nil)
+            return
+        }
+        var pendingPointer: OpaquePointer?
+        guard dbus_connection_send_with_reply(connection, message, &pendingPointer, timeout) != 0 else {
+            reply(.failure(DBusError(.noMemory, "sending a call")))
+            return
+        }
+        guard let pendingPointer else {
+            reply(.failure(DBusError(.disconnected, "the connection is closed")))
+            return
+        }
+        let call = PendingCall(id: id, pointer: pendingPointer, handler: reply)
+        pending[id] = call
+        let box = Unmanaged.passRetained(PendingBox(pump: self, id: id)).toOpaque()
+        dbus_pending_call_set_notify(pendingPointer, Trampolines.pendingNotify, box, Trampolines.releasePendingBox)
+        // A call that completed before the notify was set (the connection closing) notifies nobody.
+        if dbus_pending_call_get_completed(pendingPointer) != 0 { completed(id) }
+    }
+
+    /// The pending call `id` has its reply (or libdbus's NoReply after the timeout).
+    fileprivate func completed(_ id: UInt64) {
+        guard let call = pending.removeValue(forKey: id) else { return }
+        guard let reply = dbus_pending_call_steal_reply(call.pointer) else {
+            call.complete(.failure(DBusError(.noReply, "no reply")))
+            return
+        }
+        defer { dbus_message_unref(reply) }
+        do {
+            let message = try Marshalling.decode(reply)
+            if let error = message.error {
+                call.complete(.failure(error))
+            } else {
+                call.complete(.success(message))
+            }
+        } catch {
+            call.complete(.failure(error))
+        }
+    }
+
+    fileprivate func incoming(_ message: OpaquePointer) -> DBusHandlerResult {
+        let decoded: DBusMessage
+        do {
+            decoded = try Marshalling.decode(message)
+        } catch {
+            if dbus_message_get_type(message) == DBUS_MESSAGE_TYPE_METHOD_CALL, dbus_message_get_no_reply(message) == 0,
+                let connection, let reply = dbus_message_new_error(message, error.name.rawValue, error.message)
+            {
+                dbus_connection_send(connection, reply, nil)
+                dbus_message_unref(reply)
+            }
+            return DBUS_HANDLER_RESULT_HANDLED
+        }
+        if decoded.kind == .signal, decoded.interface == "org.freedesktop.DBus.Local", decoded.member == "Disconnected" {
+            running = false
+            return DBUS_HANDLER_RESULT_HANDLED
+        }
+        events.message(decoded)
+        // Method calls are answered by the connection (an error for what nothing exports).
+        return decoded.kind == .methodCall ? DBUS_HANDLER_RESULT_HANDLED : DBUS_HANDLER_RESULT_NOT_YET_HANDLED
+    }
+
+    private func pollOnce() {
+        var descriptors = [pollfd(fd: wakeReader, events: Int16(POLLIN), revents: 0)]
+        let active = watches.filter { dbus_watch_get_enabled($0) != 0 }
+        for watch in active {
+            let flags = dbus_watch_get_flags(watch)
+            var events: Int16 = 0
+            if flags & DBUS_WATCH_READABLE.rawValue != 0 { events |= Int16(POLLIN) }
+            if flags & DBUS_WATCH_WRITABLE.rawValue != 0 { events |= Int16(POLLOUT) }
+            descriptors.append(pollfd(fd: dbus_watch_get_unix_fd(watch), events: events, revents: 0))
+        }
+        let now = ContinuousClock.now
+        let nextDeadline = timeouts.compactMap(\.deadline).min()
+        var wait: Int32 = -1
+        if let nextDeadline {
+            let remaining = nextDeadline - now
+            wait = remaining <= .zero ? 0 : Int32(clamping: remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000 + 1)
+        }
+        let ready = poll(&descriptors, nfds_t(descriptors.count), wait)
+        if ready < 0 {
+            guard errno == EINTR else { fatalError("poll on the D-Bus connection failed: errno \(errno)") }
+            return
+        }
+        if descriptors[0].revents != 0 {
+            var drain = [UInt8](repeating: 0, count: 256)
+            while read(wakeReader, &drain, drain.count) > 0 {}
+        }
+        for (index, watch) in active.enumerated() {
+            let revents = descriptors[index + 1].revents
+            guard revents != 0, watches.contains(watch) else { continue }
+            var flags: UInt32 = 0
+            if revents & Int16(POLLIN) != 0 { flags |= DBUS_WATCH_READABLE.rawValue }
+            if revents & Int16(POLLOUT) != 0 { flags |= DBUS_WATCH_WRITABLE.rawValue }
+            if revents & Int16(POLLHUP) != 0 { flags |= DBUS_WATCH_HANGUP.rawValue }
+            if revents & Int16(POLLERR) != 0 { flags |= DBUS_WATCH_ERROR.rawValue }
+            dbus_watch_handle(watch, flags)
+        }
+        let after = ContinuousClock.now
+        for entry in timeouts where entry.deadline.map({ $0 <= after }) ?? false {
+            // Re-armed first: the handler may remove or toggle it.
+            setTimeout(entry.timeout)
+            dbus_timeout_handle(entry.timeout)
+        }
+    }
+
+    private func shutDown() {
+        let calls = pending.values
+        pending.removeAll()
+        for call in calls {
+            dbus_pending_call_cancel(call.pointer)
+            call.complete(.failure(DBusError(.disconnected, "the connection closed before the reply")))
+        }
+        if let connection {
+            dbus_connection_close(connection)
+            dbus_connection_unref(connection)
+            self.connection = nil
+        }
+        // Commands queued before the end fail; later ones are refused by `submit`.
+        let left = inbox.withLock { queue in
+            defer { queue = nil }
+            return queue ?? []
+        }
+        for command in left { Self.refuse(command) }
+        events.disconnected()
+    }
+
+    private static func refuse(_ command: Command) {
+        if case .send(let message, let reply, _, _) = command {
+            dbus_message_unref(message.pointer)
+            reply?(.failure(DBusError(.disconnected, "the connection is closed")))
+        }
+    }
+
+    // MARK: Watches and timeouts (called by libdbus on the pump thread)
+
+    fileprivate func addWatch(_ watch: OpaquePointer) { watches.append(watch) }
+    fileprivate func removeWatch(_ watch: OpaquePointer) { watches.removeAll { $0 == watch } }
+
+    fileprivate func setTimeout(_ timeout: OpaquePointer) {
+        let deadline: ContinuousClock.Instant? =
+            dbus_timeout_get_enabled(timeout) != 0 ? .now.advanced(by: .milliseconds(dbus_timeout_get_interval(timeout))) : nil
+        if let index = timeouts.firstIndex(where: { $0.timeout == timeout }) {
+            timeouts[index].deadline = deadline
+        } else {
+            timeouts.append((timeout, deadline))
+        }
+    }
+
+    fileprivate func removeTimeout(_ timeout: OpaquePointer) { timeouts.removeAll { $0.timeout == timeout } }
+}
+
+/// A call waiting for its reply.
+private final class PendingCall {
+    let id: UInt64
+    let pointer: OpaquePointer
+    let handler: Pump.ReplyHandler
+
+    init(id: UInt64, pointer: OpaquePointer, handler: @escaping Pump.ReplyHandler) {
+        self.id = id
+        self.pointer = pointer
+        self.handler = handler
+    }
+
+    func complete(_ result: Result<DBusMessage, DBusError>) {
+        handler(result)
+    }
+
+    deinit { dbus_pending_call_unref(pointer) }
+}
+
+/// The notify function's user data: which call of which pump.
+private final class PendingBox {
+    unowned let pump: Pump
+    let id: UInt64
+    init(pump: Pump, id: UInt64) {
+        self.pump = pump
+        self.id = id
+    }
+}
+
+/// The C callbacks: each recovers its Swift object from the user data and calls it.
+private enum Trampolines {
+    static func pump(_ data: UnsafeMutableRawPointer?) -> Pump { Unmanaged<Pump>.fromOpaque(data!).takeUnretainedValue() }
+
+    static let addWatch: DBusAddWatchFunction = { watch, data in
+        pump(data).addWatch(watch!)
+        return 1
+    }
+    static let removeWatch: DBusRemoveWatchFunction = { watch, data in pump(data).removeWatch(watch!) }
+    // Enabled state is read at each poll.
+    static let toggleWatch: DBusWatchToggledFunction = { _, _ in }
+    static let addTimeout: DBusAddTimeoutFunction = { timeout, data in
+        pump(data).setTimeout(timeout!)
+        return 1
+    }
+    static let removeTimeout: DBusRemoveTimeoutFunction = { timeout, data in pump(data).removeTimeout(timeout!) }
+    static let toggleTimeout: DBusTimeoutToggledFunction = { timeout, data in pump(data).setTimeout(timeout!) }
+    static let filter: DBusHandleMessageFunction = { _, message, data in pump(data).incoming(message!) }
+    static let pendingNotify: DBusPendingCallNotifyFunction = { _, data in
+        let box = Unmanaged<PendingBox>.fromOpaque(data!).takeUnretainedValue()
+        box.pump.completed(box.id)
+    }
+    static let releasePendingBox: DBusFreeFunction = { data in Unmanaged<PendingBox>.fromOpaque(data!).release() }
+}

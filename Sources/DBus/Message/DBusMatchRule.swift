@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+/// A signal match rule: sent to the bus with AddMatch, and applied again on arrival, since the
+/// bus delivers what any of the connection's rules match.
+public struct DBusMatchRule: Sendable, Hashable {
+    /// A unique or well-known name; a well-known one matches its current owner.
+    public var sender: String?
+    public var interface: String?
+    public var member: String?
+    public var path: String?
+    /// The path and everything below it.
+    public var pathNamespace: String?
+    /// The first argument, when it is a string (NameOwnerChanged's name, PropertiesChanged's interface).
+    public var arg0: String?
+
+    public init(
+        sender: String? = nil, interface: String? = nil, member: String? = nil, path: String? = nil, pathNamespace: String? = nil,
+        arg0: String? = nil
+    ) {
+        self.sender = sender
+        self.interface = interface
+        self.member = member
+        self.path = path
+        self.pathNamespace = pathNamespace
+        self.arg0 = arg0
+    }
+
+    /// The rule as the bus reads it.
+    public var text: String {
+        var parts = ["type='signal'"]
+        func add(_ key: String, _ value: String?) {
+            // Values are names and paths, validated below; a quote cannot occur in them.
+            if let value { parts.append("\(key)='\(value)'") }
+        }
+        add("sender", sender)
+        add("interface", interface)
+        add("member", member)
+        add("path", path)
+        add("path_namespace", pathNamespace)
+        add("arg0", arg0)
+        return parts.joined(separator: ",")
+    }
+
+    func validate() throws(DBusError) {
+        if let sender, !DBusNames.isValidBusName(sender) { throw DBusError(.invalidArgs, "'\(sender)' is not a bus name") }
+        if let interface, !DBusNames.isValidInterface(interface) { throw DBusError(.invalidArgs, "'\(interface)' is not an interface name") }
+        if let member, !DBusNames.isValidMember(member) { throw DBusError(.invalidArgs, "'\(member)' is not a member name") }
+        for path in [path, pathNamespace].compactMap({ $0 }) where !DBusNames.isValidObjectPath(path) {
+            throw DBusError(.invalidArgs, "'\(path)' is not an object path")
+        }
+        if let arg0, arg0.contains("'") || arg0.contains("\\") { throw DBusError(.invalidArgs, "arg0 '\(arg0)' has a quote or a backslash") }
+    }
+
+    /// Whether `message` matches; `owner` resolves a well-known sender to its unique name.
+    func matches(_ message: DBusMessage, owner: (String) -> String?) -> Bool {
+        guard message.kind == .signal else { return false }
+        if let sender {
+            let expected = sender.hasPrefix(":") || sender == "org.freedesktop.DBus" ? sender : owner(sender)
+            // The bus itself sends as org.freedesktop.DBus.
+            guard let expected, message.sender == expected else { return false }
+        }
+        if let interface, message.interface != interface { return false }
+        if let member, message.member != member { return false }
+        if let path, message.path != path { return false }
+        if let pathNamespace, !DBusNames.path(message.path ?? "", isWithin: pathNamespace) { return false }
+        if let arg0, message.body.first?.string != arg0 { return false }
+        return true
+    }
+}

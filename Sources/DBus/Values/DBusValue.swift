@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+/// A D-Bus value with its type. Containers carry their element types, so an empty array or
+/// dictionary still has a signature.
+public indirect enum DBusValue: Hashable, Sendable {
+    case byte(UInt8)
+    case boolean(Bool)
+    case int16(Int16)
+    case uint16(UInt16)
+    case int32(Int32)
+    case uint32(UInt32)
+    case int64(Int64)
+    case uint64(UInt64)
+    case double(Double)
+    case string(String)
+    case objectPath(String)
+    case signature(String)
+    case unixFD(DBusFileDescriptor)
+    case array(element: DBusType, [DBusValue])
+    /// Entries in wire order; keys are basic values.
+    case dictionary(key: DBusType, value: DBusType, [DictionaryEntry])
+    case structure([DBusValue])
+    case variant(DBusValue)
+
+    public struct DictionaryEntry: Hashable, Sendable {
+        public var key: DBusValue
+        public var value: DBusValue
+        public init(_ key: DBusValue, _ value: DBusValue) {
+            self.key = key
+            self.value = value
+        }
+    }
+
+    /// The value's type.
+    public var type: DBusType {
+        switch self {
+        case .byte: .byte
+        case .boolean: .boolean
+        case .int16: .int16
+        case .uint16: .uint16
+        case .int32: .int32
+        case .uint32: .uint32
+        case .int64: .int64
+        case .uint64: .uint64
+        case .double: .double
+        case .string: .string
+        case .objectPath: .objectPath
+        case .signature: .signature
+        case .unixFD: .unixFD
+        case .array(let element, _): .array(element)
+        case .dictionary(let key, let value, _): .dictionary(key: key, value: value)
+        case .structure(let fields): .structure(fields.map(\.type))
+        case .variant: .variant
+        }
+    }
+
+    /// Checks what libdbus would refuse (and abort on): element types that differ from the declared
+    /// one, malformed object paths and signatures, strings with NUL, nesting past the limits.
+    public func validate() throws(DBusError) {
+        try validate(depth: 0)
+    }
+
+    private func validate(depth: Int) throws(DBusError) {
+        guard depth <= 64 else { throw DBusError(.invalidArgs, "values nested more than 64 deep") }
+        switch self {
+        case .string(let text):
+            guard !text.utf8.contains(0) else { throw DBusError(.invalidArgs, "a string contains NUL") }
+        case .objectPath(let path):
+            guard DBusNames.isValidObjectPath(path) else { throw DBusError(.invalidArgs, "'\(path)' is not an object path") }
+        case .signature(let text):
+            _ = try DBusType.parse(signature: text)
+        case .array(let element, let values):
+            _ = try DBusType(signature: element.signature)
+            for value in values {
+                guard value.type == element else {
+                    throw DBusError(.invalidArgs, "an array of \(element) holds a \(value.type)")
+                }
+                try value.validate(depth: depth + 1)
+            }
+        case .dictionary(let key, let valueType, let entries):
+            _ = try DBusType(signature: DBusType.dictionary(key: key, value: valueType).signature)
+            for entry in entries {
+                guard entry.key.type == key, entry.value.type == valueType else {
+                    throw DBusError(.invalidArgs, "a dictionary of {\(key)\(valueType)} holds {\(entry.key.type)\(entry.value.type)}")
+                }
+                try entry.key.validate(depth: depth + 1)
+                try entry.value.validate(depth: depth + 1)
+            }
+        case .structure(let fields):
+            guard !fields.isEmpty else { throw DBusError(.invalidArgs, "an empty structure") }
+            for field in fields { try field.validate(depth: depth + 1) }
+        case .variant(let inner):
+            try inner.validate(depth: depth + 1)
+        default:
+            break
+        }
+    }
+}
