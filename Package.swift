@@ -71,11 +71,16 @@ let package = Package(
             name: "Radio",
             dependencies: ["ENCore", "ENCrypto", "HCI", "KeySchedule", "ContactLog", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSwift),
+        // The radio back end beside bluetoothd, over D-Bus.
+        .target(
+            name: "BlueZ",
+            dependencies: ["DBus", "ENCore", "HCI", "Radio", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSwift),
         // The daemon's parts: configuration and services.
         .target(
             name: "Daemon",
             dependencies: [
-                "ENCore", "HCI", "Radio", "KeySchedule", "ContactLog", "Storage", .product(name: "Logging", package: "swift-log"),
+                "ENCore", "HCI", "Radio", "BlueZ", "DBus", "KeySchedule", "ContactLog", "Storage", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strictSwift),
@@ -98,7 +103,7 @@ let package = Package(
         .executableTarget(
             name: "gaend",
             dependencies: [
-                "ENCore", "Daemon", "HCI", "KeySchedule", "ContactLog", "Storage", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "ENCore", "Daemon", "HCI", "Radio", "KeySchedule", "ContactLog", "Storage", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
@@ -148,6 +153,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift),
+        .testTarget(
+            name: "BlueZTests",
+            dependencies: ["BlueZ", "DBus", "HCI", "Radio", "ENCore", "GaendTestSupport", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSwift),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "GaendTestSupport"], swiftSettings: strictSwift),
         .testTarget(
             name: "DetectionTests",
@@ -165,7 +174,7 @@ let package = Package(
         .testTarget(
             name: "GaenCtlTests",
             dependencies: [
-                "GaenCtlCommands", "gaenctl", "gaend", "ENCore", "ENCrypto", "KeySchedule", "Storage", "ContactLog", "KeyFiles", "Detection",
+                "GaenCtlCommands", "gaenctl", "gaend", "DBus", "ENCore", "ENCrypto", "KeySchedule", "Storage", "ContactLog", "KeyFiles", "Detection",
                 "GaendTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -41,7 +41,7 @@ public struct RadioService: Service {
                 transport = try Self.open(spec)
             } catch {
                 logger.warning("controller unreachable; retrying", metadata: ["radio": "\(spec)", "error": "\(error)", "retryIn": "\(backoff)"])
-                if await sleepOrShutdown(backoff) { return }
+                if await BeaconTimeline.sleepOrShutdown(backoff) { return }
                 backoff = min(backoff * 2, .seconds(30))
                 continue
             }
@@ -82,7 +82,7 @@ public struct RadioService: Service {
             if stop == .shutdown { return }
             backoff = .seconds(1)
             logger.warning("controller lost; reconnecting", metadata: ["radio": "\(spec)"])
-            if await sleepOrShutdown(backoff) { return }
+            if await BeaconTimeline.sleepOrShutdown(backoff) { return }
         }
     }
 
@@ -127,7 +127,7 @@ public struct RadioService: Service {
             }
             lastFault = monotonic.now
             logger.error("controller fault; re-initializing", metadata: ["radio": "\(spec)", "reason": "\(reason)", "retryIn": "\(backoff)"])
-            if await sleepOrShutdown(backoff) { return .shutdown }
+            if await BeaconTimeline.sleepOrShutdown(backoff) { return .shutdown }
             // Faults up to now are handled by this re-initialization.
             state.markHandled(hardwareErrors: await controller.hardwareErrors)
         }
@@ -150,36 +150,9 @@ public struct RadioService: Service {
         try await advertiser.start()
         let key = try await keys.currentKey()
         logger.notice("advertising", metadata: ["key.rollingStart": "\(key.rollingStartIntervalNumber)"])
-        try await timeline(advertiser: advertiser, scanner: scanner)
+        try await BeaconTimeline.run(advertiser: advertiser, scanner: scanner, settings: settings)
     }
 
-    /// One loop owns the controller's timeline. Controllers refuse LE Set Random Address while
-    /// scanning as well as while advertising (Core Vol 4 Part E 7.8.4), so rotations happen between
-    /// scan windows; a window is cut short when a rotation falls due, so the rotation timer and the
-    /// UTC-midnight key change are kept to the second.
-    private func timeline(advertiser: Advertiser, scanner: Scanner) async throws {
-        let monotonic = ContinuousClock()
-        var rotationDue = monotonic.now.advanced(by: .seconds(await advertiser.nextRotationDelay()))
-        func rotateIfDue() async throws {
-            guard monotonic.now >= rotationDue else { return }
-            try await advertiser.rotate()
-            rotationDue = monotonic.now.advanced(by: .seconds(await advertiser.nextRotationDelay()))
-        }
-        func sleep(atMost duration: Duration) async throws {
-            let until = min(monotonic.now.advanced(by: duration), rotationDue)
-            if until > monotonic.now { try await Task.sleep(until: until, clock: monotonic) }
-        }
-        while true {
-            try await rotateIfDue()
-            try await scanner.beginWindow()
-            try await sleep(atMost: .milliseconds(Int(settings.scanWindowSeconds * 1000)))
-            try await scanner.endWindow()
-            try await rotateIfDue()
-            if let interval = settings.scanInterval {
-                try await sleep(atMost: .seconds(Int.random(in: interval)))
-            }
-        }
-    }
     /// Flushes the open window, stops advertising, syncs the log.
     private func finish(_ state: ServiceState) async {
         if let scanner = state.scanner {
@@ -192,23 +165,6 @@ public struct RadioService: Service {
         try? await state.advertiser?.stop()
         try? await log.sync()
         logger.notice("radio stopped for shutdown")
-    }
-
-    /// Sleeps, or returns `true` early when shutdown is requested.
-    private func sleepOrShutdown(_ duration: Duration) async -> Bool {
-        await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                try? await Task.sleep(for: duration)
-                return false
-            }
-            group.addTask {
-                try? await gracefulShutdown()
-                return true
-            }
-            let first = await group.next() ?? true
-            group.cancelAll()
-            return first
-        }
     }
 
     static func open(_ spec: RadioSpec) throws(HCITransportError) -> FileDescriptorTransport {

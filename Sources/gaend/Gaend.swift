@@ -8,6 +8,7 @@ import HCI
 import Foundation
 import KeySchedule
 import Logging
+import Radio
 import ServiceLifecycle
 import Storage
 import UnixSignals
@@ -27,7 +28,7 @@ struct Gaend: AsyncParsableCommand {
     @Option(help: "The configuration file.")
     var config: String?
 
-    @Option(help: "The radio: hci:hciN, h4:/dev/ttyX[@baud], h4+unix:PATH, h4+tcp:HOST:PORT or none.")
+    @Option(help: "The radio: hci:hciN, bluez:hciN, h4:/dev/ttyX[@baud], h4+unix:PATH, h4+tcp:HOST:PORT or none.")
     var radio: String?
 
     @Option(help: "The data directory (default /var/lib/gaend).")
@@ -89,7 +90,13 @@ struct Gaend: AsyncParsableCommand {
             "gaend starting",
             metadata: ["version": "\(GaendVersion.string)", "radio": "\(configuration.radio)", "dataDir": "\(configuration.dataDirectory)"])
         var services = [any Service]()
-        if configuration.radio != .none {
+        let status = RadioStatusBoard(configuration.radio == .none ? .none : .starting, logger: Logger(label: "gaend.radio"))
+        if case .bluez(let index) = configuration.radio {
+            services.append(
+                BlueZRadioService(
+                    adapterIndex: index, settings: configuration.radioSettings, keys: keys, log: log, clock: clock, status: status,
+                    logger: Logger(label: "gaend.radio")))
+        } else if configuration.radio != .none {
             services.append(
                 RadioService(
                     spec: configuration.radio, settings: configuration.radioSettings, keys: keys, log: log, clock: clock,

@@ -122,6 +122,18 @@ public struct BluetoothAddress: Hashable, Sendable, CustomStringConvertible {
         self.bytes = bytes
     }
 
+    /// From its text form, `3A:5B:7C:9D:1E:2F` (as BlueZ writes it).
+    public init?(string: String) {
+        let parts = string.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 6 else { return nil }
+        var bytes = [UInt8]()
+        for part in parts {
+            guard part.count == 2, let byte = UInt8(part, radix: 16) else { return nil }
+            bytes.append(byte)
+        }
+        self.bytes = bytes
+    }
+
     /// From the 6 bytes as they travel in HCI packets, least significant first.
     public init(littleEndian bytes: ArraySlice<UInt8>) {
         precondition(bytes.count == 6)

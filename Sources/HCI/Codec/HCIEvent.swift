@@ -14,6 +14,16 @@ public struct AdvertisingReport: Hashable, Sendable {
     /// Extended reports only: the advertiser's TX power, 127 if not available.
     public var txPower: Int8?
 
+    public init(eventType: UInt16, extended: Bool, addressType: UInt8, address: BluetoothAddress, data: [UInt8], rssi: Int8, txPower: Int8? = nil) {
+        self.eventType = eventType
+        self.extended = extended
+        self.addressType = addressType
+        self.address = address
+        self.data = data
+        self.rssi = rssi
+        self.txPower = txPower
+    }
+
     /// Whether the advertisement was a scan response rather than an advertisement.
     public var isScanResponse: Bool {
         extended ? eventType & 0x0008 != 0 : eventType == 0x04
