@@ -20,6 +20,7 @@ public actor BlueZRadio: Radio {
     private let logger: Logger
     private let sleep: Sleeper
     private let configuredTxPower: Int8
+    private let drain: @Sendable () async -> Void
     private var registered = false
     /// Registration attempts before giving up, and the first wait between them (doubling).
     static let attempts = 5
@@ -27,8 +28,10 @@ public actor BlueZRadio: Radio {
 
     public init(
         bus: DBusConnection, adapterPath: String, advertisement: AdvertisementObject, txPower: Int8 = 0,
-        logger: Logger = Logger(label: "gaend.bluez"), sleep: @escaping Sleeper = { try await Task.sleep(for: $0) }
+        logger: Logger = Logger(label: "gaend.bluez"), sleep: @escaping Sleeper = { try await Task.sleep(for: $0) },
+        drain: @escaping @Sendable () async -> Void = {}
     ) {
+        self.drain = drain
         self.bus = bus
         self.adapterPath = adapterPath
         self.advertisement = advertisement
@@ -120,12 +123,14 @@ public actor BlueZRadio: Radio {
         }
     }
 
+    /// StopDiscovery, then `drain`: the sightings signalled before its reply reach the scanner first.
     public func stopScanning() async throws {
         do {
             _ = try await bus.call(destination: BlueZNames.service, path: adapterPath, interface: BlueZNames.adapter, member: "StopDiscovery")
         } catch let error as DBusError where error.name.rawValue == BlueZNames.Errors.failed || error.name.rawValue == BlueZNames.Errors.notReady {
             // "No discovery started": discovery ended without us (power off, bluetoothd restart).
         }
+        await drain()
     }
 }
 

@@ -75,9 +75,8 @@ public struct BlueZSignalInterpreter: Sendable {
         }
     }
 
-    /// Reads the adapter's state from GetManagedObjects (after bluetoothd appears).
-    public mutating func managedObjects(_ objects: DBusValue) -> [Event] {
-        devices.removeAll()
+    /// The adapter's state in GetManagedObjects' answer (read when bluetoothd appears).
+    public static func adapterState(in objects: DBusValue, adapterPath: String) -> [Event] {
         guard let adapter = objects.pathKeyed?[adapterPath]?.stringKeyed?[BlueZNames.adapter]?.stringKeyed else {
             return [.adapterPresent(false)]
         }

@@ -63,7 +63,7 @@ public struct BlueZRadioService: Service {
 
     enum Event: Sendable {
         case owner(String?)
-        case signal(DBusMessage)
+        case adapter(BlueZSignalInterpreter.Event)
         case released
         case shutdown
         case busLost
@@ -75,18 +75,34 @@ public struct BlueZRadioService: Service {
         let adapterPath = BlueZNames.adapterPath(index: adapterIndex)
         let advertisement = AdvertisementObject()
         try await advertisement.export(on: bus)
-        let signals = try await bus.signals(matching: DBusMatchRule(sender: BlueZNames.service))
+        let signals = try await bus.subscribe(DBusMatchRule(sender: BlueZNames.service))
         let owners = try await bus.nameOwner(of: BlueZNames.service)
+        let progress = SignalProgress()
+        let current = ServiceState()
         let radio = BlueZRadio(
-            bus: bus, adapterPath: adapterPath, advertisement: advertisement, txPower: settings.txPower ?? 0, logger: logger)
+            bus: bus, adapterPath: adapterPath, advertisement: advertisement, txPower: settings.txPower ?? 0, logger: logger,
+            drain: { await progress.wait(until: bus.lastDelivered(to: signals)) })
         let (events, sink) = AsyncStream<Event>.makeStream()
         return await withTaskGroup(of: Void.self) { group -> Stop in
             group.addTask {
                 for await owner in owners { sink.yield(.owner(owner)) }
                 sink.yield(.busLost)
             }
+            // bluetoothd's signals in order: sightings straight to the scanner (never waiting on the
+            // loop below, which may be waiting on the scanner), adapter state to the loop.
             group.addTask {
-                for await signal in signals { sink.yield(.signal(signal)) }
+                var interpreter = BlueZSignalInterpreter(adapterPath: adapterPath)
+                for await signal in signals.messages {
+                    for event in interpreter.handle(signal) {
+                        if case .sighting(let report) = event {
+                            await current.scanner?.handle(report)
+                        } else {
+                            sink.yield(.adapter(event))
+                        }
+                    }
+                    progress.processed(signal.sequence)
+                }
+                progress.end()
                 sink.yield(.busLost)
             }
             group.addTask {
@@ -96,14 +112,14 @@ public struct BlueZRadioService: Service {
                 try? await gracefulShutdown()
                 sink.yield(.shutdown)
             }
-            var machine = Machine(service: self, bus: bus, radio: radio, interpreter: BlueZSignalInterpreter(adapterPath: adapterPath))
+            var machine = Machine(service: self, bus: bus, radio: radio, current: current)
             var stop = Stop.busLost
             loop: for await event in events {
                 switch event {
                 case .owner(let owner):
                     await machine.ownerChanged(owner)
-                case .signal(let message):
-                    await machine.signal(message)
+                case .adapter(let change):
+                    machine.apply([change])
                 case .released:
                     await machine.released()
                 case .shutdown:
@@ -128,19 +144,18 @@ public struct BlueZRadioService: Service {
         let service: BlueZRadioService
         let bus: DBusConnection
         let radio: BlueZRadio
-        var interpreter: BlueZSignalInterpreter
+        let current: ServiceState
         var owner: String?
         var adapterPresent = false
         var powered = false
-        let current = ServiceState()
         /// The beacon while it runs; cancelled and awaited by `stopOperation`, never left behind.
         var operation: Task<Void, Never>?
 
-        init(service: BlueZRadioService, bus: DBusConnection, radio: BlueZRadio, interpreter: BlueZSignalInterpreter) {
+        init(service: BlueZRadioService, bus: DBusConnection, radio: BlueZRadio, current: ServiceState) {
             self.service = service
             self.bus = bus
             self.radio = radio
-            self.interpreter = interpreter
+            self.current = current
         }
 
         mutating func ownerChanged(_ newOwner: String?) async {
@@ -155,22 +170,15 @@ public struct BlueZRadioService: Service {
             do {
                 let objects = try await bus.call(
                     destination: BlueZNames.service, path: "/", interface: BlueZNames.objectManager, member: "GetManagedObjects")
-                if let first = objects.first { apply(interpreter.managedObjects(first)) }
+                if let first = objects.first {
+                    apply(BlueZSignalInterpreter.adapterState(in: first, adapterPath: BlueZNames.adapterPath(index: service.adapterIndex)))
+                }
             } catch {
                 service.logger.warning("reading bluetoothd's objects", metadata: ["error": "\(error)"])
             }
         }
 
-        mutating func signal(_ message: DBusMessage) async {
-            for event in interpreter.handle(message) {
-                switch event {
-                case .sighting(let report): await current.scanner?.handle(report)
-                default: apply([event])
-                }
-            }
-        }
-
-        private mutating func apply(_ events: [BlueZSignalInterpreter.Event]) {
+        mutating func apply(_ events: [BlueZSignalInterpreter.Event]) {
             for event in events {
                 switch event {
                 case .adapterPresent(let present):

@@ -16,5 +16,7 @@ public protocol Radio: Sendable {
     func stopAdvertising() async throws
     /// Passive scanning, duplicates not filtered.
     func startScanning() async throws
+    /// Stops scanning; returns once the reports the radio made before stopping have been handed
+    /// to the scanner, so they land in the window being closed.
     func stopScanning() async throws
 }

@@ -91,9 +91,10 @@ public actor Scanner {
     /// is gone: `stopScanning: false`); its error is thrown after the log has the window.
     @discardableResult
     public func endWindow(stopScanning: Bool = true) async throws -> Int {
-        guard let current = window else { return 0 }
-        window = nil
+        guard window != nil else { return 0 }
         var controllerError: (any Error)?
+        // Scanning stops while the window is still open: what the radio reported until it stopped
+        // (and the back end has delivered, see `Radio.stopScanning`) belongs to this window.
         if stopScanning {
             do {
                 try await radio.stopScanning()
@@ -101,6 +102,8 @@ public actor Scanner {
                 controllerError = error
             }
         }
+        guard let current = window else { return 0 }
+        window = nil
         let elapsed = ContinuousClock.now - current.monotonicStart
         let end = current.start.adding(milliseconds: elapsed)
         let record = ScanWindowRecord(

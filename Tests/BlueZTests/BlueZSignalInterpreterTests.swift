@@ -87,7 +87,7 @@ import Testing
         let managed = DBusValue.dictionary(
             key: .objectPath, value: .dictionary(key: .string, value: .dictionary(key: .string, value: .variant)),
             [.init(.objectPath("/org/bluez/hci0"), .dictionary(key: .string, value: .dictionary(key: .string, value: .variant), [.init(.string(BlueZNames.adapter), .properties(["Powered": .boolean(true)]))]))])
-        #expect(interpreter.managedObjects(managed) == [.adapterPresent(true), .powered(true)])
-        #expect(interpreter.managedObjects(.dictionary(key: .objectPath, value: .dictionary(key: .string, value: .dictionary(key: .string, value: .variant)), [])) == [.adapterPresent(false)])
+        #expect(BlueZSignalInterpreter.adapterState(in: managed, adapterPath: "/org/bluez/hci0") == [.adapterPresent(true), .powered(true)])
+        #expect(BlueZSignalInterpreter.adapterState(in: .dictionary(key: .objectPath, value: .dictionary(key: .string, value: .dictionary(key: .string, value: .variant)), []), adapterPath: "/org/bluez/hci0") == [.adapterPresent(false)])
     }
 }

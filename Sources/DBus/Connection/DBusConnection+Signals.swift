@@ -6,6 +6,24 @@ extension DBusConnection {
     /// The signals matching `rule`, from the moment this returns (the bus has the rule by then)
     /// until the stream is dropped or the connection closes.
     public func signals(matching rule: DBusMatchRule) async throws -> AsyncStream<DBusMessage> {
+        try await subscribe(rule).messages
+    }
+
+    /// A subscription: its signals, and what `lastDelivered(to:)` asks about.
+    public struct SignalSubscription: Sendable {
+        public let messages: AsyncStream<DBusMessage>
+        let id: UInt64
+    }
+
+    /// The sequence of the last signal handed to `subscription`'s stream. A signal that arrived
+    /// before a reply was handed over before the reply's call returned, so a consumer that has
+    /// processed up to this number after a call has seen every signal sent before its reply.
+    public func lastDelivered(to subscription: SignalSubscription) -> UInt64 {
+        state.withLock { $0.subscriptions[subscription.id]?.lastDelivered ?? 0 }
+    }
+
+    /// `signals(matching:)`, with the subscription's identity.
+    public func subscribe(_ rule: DBusMatchRule) async throws -> SignalSubscription {
         try rule.validate()
         let wellKnownSender = rule.sender.flatMap { $0.hasPrefix(":") || $0 == "org.freedesktop.DBus" ? nil : $0 }
         if let wellKnownSender { try await trackOwner(of: wellKnownSender) }
@@ -18,6 +36,7 @@ extension DBusConnection {
         }
         continuation.onTermination = { [weak self] _ in
             guard let self else { return }
+            // (Runs after `subscribe` returned: the id is the subscription's.)
             let connected = self.state.withLock { state in
                 state.subscriptions[id] = nil
                 return state.connected
@@ -29,7 +48,7 @@ extension DBusConnection {
                     [.string(rule.text)]).noReplyWanted())
             if let wellKnownSender { self.untrackOwner(of: wellKnownSender) }
         }
-        return stream
+        return SignalSubscription(messages: stream, id: id)
     }
 
     /// The owner of `name` now (nil without one), then each change, until the stream is dropped.

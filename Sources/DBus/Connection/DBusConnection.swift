@@ -20,12 +20,16 @@ public final class DBusConnection: Sendable {
         var owners: [String: String] = [:]
         var ownerWatchCount: [String: Int] = [:]
         var connected = true
+        /// Signals received so far (each gets the next number as its `sequence`).
+        var signalsReceived: UInt64 = 0
         var disconnectWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
     struct Subscription {
         var rule: DBusMatchRule
         var continuation: AsyncStream<DBusMessage>.Continuation
+        /// The sequence of the last signal handed to this subscription.
+        var lastDelivered: UInt64 = 0
     }
 
     /// The system bus (`DBUS_SYSTEM_BUS_ADDRESS`, or the standard socket).
@@ -133,10 +137,16 @@ public final class DBusConnection: Sendable {
                     if state.ownerWatchCount[name] != nil { state.owners[name] = newOwner.isEmpty ? nil : newOwner }
                 }
             }
-            let targets = state.withLock { state in
-                state.subscriptions.values.filter { $0.rule.matches(message, owner: { state.owners[$0] }) }.map(\.continuation)
+            // Numbered and handed over under the lock: `lastDelivered` is never ahead of the stream.
+            state.withLock { state in
+                state.signalsReceived += 1
+                var numbered = message
+                numbered.sequence = state.signalsReceived
+                for (id, subscription) in state.subscriptions where subscription.rule.matches(message, owner: { state.owners[$0] }) {
+                    subscription.continuation.yield(numbered)
+                    state.subscriptions[id]?.lastDelivered = numbered.sequence
+                }
             }
-            for continuation in targets { continuation.yield(message) }
         case .methodReturn, .error:
             // A reply to a call abandoned or timed out: nobody waits for it.
             break

@@ -19,6 +19,9 @@ public struct DBusMessage: Sendable, CustomStringConvertible {
     /// A call that wants no reply.
     public var noReply = false
     public var body: [DBusValue]
+    /// Where this message came in the order the connection received signals (1, 2, ...; 0 for
+    /// messages made here). See `DBusConnection.lastDelivered(to:)`.
+    public internal(set) var sequence: UInt64 = 0
 
     public init(
         kind: Kind, path: String? = nil, interface: String? = nil, member: String? = nil, errorName: String? = nil,
