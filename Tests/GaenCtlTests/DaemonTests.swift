@@ -259,7 +259,7 @@ struct DaemonTests {
 
     static func aggregates(in directory: TemporaryDirectory, _ index: Int) -> [ContactAggregate] {
         var found = [ContactAggregate]()
-        try? ContactLogReader(dataDirectory: DataDirectory(path: "\(directory.path)/d\(index)")).forEachRecord { record in
+        _ = try? ContactLogReader(dataDirectory: DataDirectory(path: "\(directory.path)/d\(index)")).forEachRecord { record in
             if case .aggregate(let aggregate) = record { found.append(aggregate) }
         }
         return found
