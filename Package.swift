@@ -114,7 +114,7 @@ let package = Package(
         .executableTarget(
             name: "gaen-bench",
             dependencies: [
-                "ENCore", "ENCrypto", "BaselineC", "ContactLog", "Storage", "KeyFiles", "Detection",
+                "ENCore", "ENCrypto", "BaselineC", "ContactLog", "Storage", "KeyFiles", "Detection", "DBus",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],

@@ -5,6 +5,7 @@ import DBus
 import ENCore
 import GaendTestSupport
 import HCI
+import Foundation
 import Synchronization
 import Testing
 
@@ -140,5 +141,19 @@ struct BlueZRadioTests {
         await releases.next()
         #expect(try await Self.advertisements(setup).isEmpty)
         #expect(try await Self.registrationLog(setup) == ["register", "release"])
+    }
+}
+
+/// The template checked against bluetoothd's behaviour by an independent client (dbus-python),
+/// so that what the Swift tests rely on is itself tested.
+@Suite(.enabled(if: BlueZMockFixture.python != nil, "no dbusmock venv: run `make test-peers` (make check does)"))
+struct BlueZTemplateCheck {
+    @Test(.timeLimit(.minutes(1)))
+    func theTemplateBehavesLikeBluetoothd() async throws {
+        let python = try #require(BlueZMockFixture.python)
+        let run = try await ToolRunner.runProgramDetached(
+            "/bin/sh", [BumbleFixture.root.appendingPathComponent("testbed/bluez_template_check.sh").path, python])
+        #expect(run.status == 0, "\(run.standardOutput)\(run.standardError)")
+        #expect(run.standardOutput.contains("PASS all"))
     }
 }
