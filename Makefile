@@ -6,6 +6,20 @@ DESTDIR ?=
 SWIFT ?= swift
 BINDIR = $(DESTDIR)$(PREFIX)/bin
 
+# Where the packaging files go (all overridable; DESTDIR is prepended to each). systemd reads units
+# and sysusers.d from /usr/local/lib as well as /usr/lib, so those follow PREFIX; dbus-daemon and
+# polkitd read only /usr/share (and /etc, which is the administrator's), so those do not.
+SYSCONFDIR ?= /etc
+SYSTEMD_UNIT_DIR ?= $(PREFIX)/lib/systemd/system
+SYSUSERS_DIR ?= $(PREFIX)/lib/sysusers.d
+DBUS_SYSTEM_CONF_DIR ?= /usr/share/dbus-1/system.d
+DBUS_SYSTEM_SERVICES_DIR ?= /usr/share/dbus-1/system-services
+POLKIT_ACTIONS_DIR ?= /usr/share/polkit-1/actions
+DOCDIR ?= $(PREFIX)/share/doc/gaend
+# The directory the installed unit runs gaend from (@BINDIR@ in systemd/gaend.service): where
+# `install` puts it, without DESTDIR. scripts/check-packaging points it at a test executable.
+UNIT_BINDIR ?= $(PREFIX)/bin
+
 # Debian packages the build needs: the C libraries (through pkg-config) and pkg-config itself.
 # The D-Bus test peer needs dbus-python and PyGObject from Debian, dbus-daemon, gdbus (libglib2.0-bin)
 # and busctl (only in systemd on Debian 12).
@@ -22,7 +36,7 @@ DBUSMOCK_VENV = .venv-dbusmock
 
 PRODUCTS = gaend gaenctl
 
-.PHONY: all deps test-peers build check test bench install uninstall clean vm-test
+.PHONY: all deps test-peers build check check-packaging test bench install install-data uninstall clean vm-test
 
 all: build
 
@@ -67,7 +81,13 @@ check: deps test-peers
 	$(SWIFT) build --build-tests
 	GAEND_BUMBLE_PYTHON=$(CURDIR)/$(BUMBLE_VENV)/bin/python \
 		GAEND_DBUSMOCK_PYTHON=$(CURDIR)/$(DBUSMOCK_VENV)/bin/python $(SWIFT) test --skip-build
+	$(MAKE) --no-print-directory check-packaging
 	scripts/vm-test
+
+# The unit, D-Bus policy and polkit actions, installed into a scratch DESTDIR and checked with
+# systemd-analyze (verify, security exposure <= 2.5), a private dbus-daemon and an XML parser.
+check-packaging:
+	scripts/check-packaging
 
 # The kernel path alone (QEMU; a few minutes the first time).
 vm-test:
@@ -80,12 +100,42 @@ bench: deps
 	$(SWIFT) run -c release gaen-bench crypto
 	scripts/bench-reports
 
-install: build
+install: build install-data
 	install -d $(BINDIR)
 	for product in $(PRODUCTS); do install -m 0755 .build/release/$$product $(BINDIR)/$$product; done
 
+# Everything but the binaries. The configuration is installed only when absent (it is the
+# administrator's), 0640 because it may hold the verification API key, and given to group gaend
+# when that group exists; installing onto the running system (no DESTDIR) creates the user and
+# group first, as a package's post-install step would.
+install-data:
+	install -d $(DESTDIR)$(SYSTEMD_UNIT_DIR)
+	sed 's|@BINDIR@|$(UNIT_BINDIR)|g' systemd/gaend.service >$(DESTDIR)$(SYSTEMD_UNIT_DIR)/gaend.service.tmp
+	chmod 0644 $(DESTDIR)$(SYSTEMD_UNIT_DIR)/gaend.service.tmp
+	mv $(DESTDIR)$(SYSTEMD_UNIT_DIR)/gaend.service.tmp $(DESTDIR)$(SYSTEMD_UNIT_DIR)/gaend.service
+	install -D -m 0644 systemd/gaend.service.d/hci-radio.conf $(DESTDIR)$(DOCDIR)/examples/gaend.service.d/hci-radio.conf
+	install -D -m 0644 systemd/gaend.sysusers $(DESTDIR)$(SYSUSERS_DIR)/gaend.conf
+	install -D -m 0644 dbus-policy/org.gaend.conf $(DESTDIR)$(DBUS_SYSTEM_CONF_DIR)/org.gaend.conf
+	install -D -m 0644 dbus-policy/org.gaend.service $(DESTDIR)$(DBUS_SYSTEM_SERVICES_DIR)/org.gaend.service
+	install -D -m 0644 polkit/org.gaend.policy $(DESTDIR)$(POLKIT_ACTIONS_DIR)/org.gaend.policy
+	@if [ -z "$(DESTDIR)" ] && command -v systemd-sysusers >/dev/null; then \
+		systemd-sysusers $(SYSUSERS_DIR)/gaend.conf; \
+	fi
+	@conf=$(DESTDIR)$(SYSCONFDIR)/gaend/gaend.conf; \
+	if [ -e "$$conf" ]; then \
+		echo "install: keeping $$conf"; \
+	else \
+		install -D -m 0640 etc/gaend.conf "$$conf" && echo "install: $$conf (default configuration)"; \
+		if getent group gaend >/dev/null; then chgrp gaend "$$conf"; \
+		else echo "install: no group gaend yet: chgrp gaend $$conf once it exists (gaend must read it)"; fi; \
+	fi
+
 uninstall:
 	for product in $(PRODUCTS); do rm -f $(BINDIR)/$$product; done
+	rm -f $(DESTDIR)$(SYSTEMD_UNIT_DIR)/gaend.service $(DESTDIR)$(SYSUSERS_DIR)/gaend.conf \
+		$(DESTDIR)$(DBUS_SYSTEM_CONF_DIR)/org.gaend.conf $(DESTDIR)$(DBUS_SYSTEM_SERVICES_DIR)/org.gaend.service \
+		$(DESTDIR)$(POLKIT_ACTIONS_DIR)/org.gaend.policy $(DESTDIR)$(DOCDIR)/examples/gaend.service.d/hci-radio.conf
+	rmdir $(DESTDIR)$(DOCDIR)/examples/gaend.service.d $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) 2>/dev/null || true
 
 clean:
 	$(SWIFT) package clean

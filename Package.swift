@@ -80,8 +80,10 @@ let package = Package(
         .target(
             name: "Daemon",
             dependencies: [
-                "ENCore", "HCI", "Radio", "BlueZ", "DBus", "KeySchedule", "ContactLog", "Storage", .product(name: "Logging", package: "swift-log"),
+                "ENCore", "HCI", "Radio", "BlueZ", "DBus", "KeySchedule", "ContactLog", "Storage", "Detection", "KeyFiles",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strictSwift),
         // Matching, exposure windows, v1/v2/per-day scoring, the detection worker.
@@ -103,7 +105,7 @@ let package = Package(
         .executableTarget(
             name: "gaend",
             dependencies: [
-                "ENCore", "Daemon", "HCI", "Radio", "KeySchedule", "ContactLog", "Storage", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "ENCore", "Daemon", "HCI", "Radio", "Detection", "KeySchedule", "ContactLog", "Storage", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],

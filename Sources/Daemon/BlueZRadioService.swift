@@ -21,14 +21,16 @@ public struct BlueZRadioService: Service {
     let log: ContactLogWriter
     let clock: any WallClock
     let status: RadioStatusBoard
+    let gate: EnablementGate
     let logger: Logger
     /// The bus to use instead of the system bus (tests).
     let busAddress: String?
 
     public init(
         adapterIndex: UInt16, settings: RadioSettings, keys: KeySchedule, log: ContactLogWriter, clock: any WallClock, status: RadioStatusBoard,
-        logger: Logger, busAddress: String? = nil
+        gate: EnablementGate, logger: Logger, busAddress: String? = nil
     ) {
+        self.gate = gate
         self.adapterIndex = adapterIndex
         self.settings = settings
         self.keys = keys
@@ -65,6 +67,7 @@ public struct BlueZRadioService: Service {
         case owner(String?)
         case adapter(BlueZSignalInterpreter.Event)
         case released
+        case enabled(Bool)
         case shutdown
         case busLost
     }
@@ -109,6 +112,9 @@ public struct BlueZRadioService: Service {
                 for await _ in advertisement.released { sink.yield(.released) }
             }
             group.addTask {
+                for await enabled in gate.updates() { sink.yield(.enabled(enabled)) }
+            }
+            group.addTask {
                 try? await gracefulShutdown()
                 sink.yield(.shutdown)
             }
@@ -122,6 +128,8 @@ public struct BlueZRadioService: Service {
                     machine.apply([change])
                 case .released:
                     await machine.released()
+                case .enabled(let enabled):
+                    machine.enabled = enabled
                 case .shutdown:
                     await machine.finish()
                     stop = .shutdown
@@ -148,6 +156,7 @@ public struct BlueZRadioService: Service {
         var owner: String?
         var adapterPresent = false
         var powered = false
+        var enabled = false
         /// The beacon while it runs; cancelled and awaited by `stopOperation`, never left behind.
         var operation: Task<Void, Never>?
 
@@ -205,7 +214,15 @@ public struct BlueZRadioService: Service {
                 else if !adapterPresent { "adapter \(adapter) not found" }
                 else if !powered { "adapter \(adapter) is powered off" }
                 else { nil }
-            if let obstacle {
+            if !enabled {
+                // Disabled: advertising and scanning stop; the status stays what the adapter is.
+                if operation != nil {
+                    await stopOperation()
+                    try? await current.advertiser?.stop()
+                    try? await radio.stopScanning()
+                }
+                if let obstacle { service.status.set(.bluetoothOff, reason: obstacle) }
+            } else if let obstacle {
                 if operation != nil { await stopOperation() }
                 service.status.set(.bluetoothOff, reason: obstacle)
             } else if operation == nil {

@@ -10,12 +10,46 @@ public struct DaemonConfiguration: Sendable {
     public var radio: RadioSpec = .none
     public var dataDirectory = "/var/lib/gaend"
     public var radioSettings = RadioSettings()
+    /// Where Manager1 is served: the system bus by default.
+    public var bus: ManagerService.Bus = .system
+    /// Enable Exposure Notification at start, recording consent (a beacon set up by its owner).
+    public var enable = false
+    public var region = ""
+    public var testMode = false
+    public var servers = ServerSettings()
+
+    /// The key server, the verification server and the exposure configuration.
+    public struct ServerSettings: Sendable, Equatable {
+        public var indexURL: String?
+        public var exportBaseURL: String?
+        /// Trusted export signing keys: key id, version, PEM file.
+        public var exportKeys: [ExportKey] = []
+        public var exposureConfigurationPath: String?
+        public var detectionIntervalHours = 4
+        public var verificationURL: String?
+        public var verificationAPIKey = ""
+        public var publishURL: String?
+        public var healthAuthorityID = ""
+
+        public struct ExportKey: Sendable, Equatable {
+            public var id: String
+            public var version: String
+            public var path: String
+        }
+
+        /// The index URL's directory, the default base of its paths.
+        public var effectiveExportBaseURL: String? {
+            exportBaseURL ?? indexURL.map { url in String(url[..<(url.lastIndex(of: "/") ?? url.endIndex)]) }
+        }
+    }
 
     public init() {}
 
     /// The keys a file or the command line may set.
     public static let keys = [
         "radio", "data-dir", "scan-window", "scan-interval", "rotation-interval", "tx-power", "rssi-correction", "calibration-confidence",
+        "bus", "enable", "region", "test-mode", "index-url", "export-base-url", "export-key", "exposure-configuration", "detection-interval",
+        "verification-url", "verification-api-key", "publish-url", "health-authority-id",
     ]
 
     /// Applies `key = value` lines of a configuration file.
@@ -72,6 +106,50 @@ public struct DaemonConfiguration: Sendable {
                 throw fail("is not lowest, low, medium or high")
             }
             radioSettings.calibrationConfidence = confidence
+        case "bus":
+            switch value {
+            case "system": bus = .system
+            case "session": bus = .session
+            case "none": bus = .none
+            default:
+                guard value.hasPrefix("unix:") || value.hasPrefix("tcp:") else { throw fail("is not system, session, none or a bus address (unix:path=...)") }
+                bus = .address(value)
+            }
+        case "enable", "test-mode":
+            guard let flag = ["true": true, "yes": true, "false": false, "no": false][value] else { throw fail("is not true or false") }
+            if key == "enable" { enable = flag } else { testMode = flag }
+        case "region":
+            guard value.count <= 16, value.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
+                throw fail("is not a region code (letters, digits, - and _)")
+            }
+            region = value
+        case "index-url", "export-base-url", "verification-url", "publish-url":
+            guard value.hasPrefix("https://") || value.hasPrefix("http://"), value.count > 8, !value.contains(" ") else {
+                throw fail("is not an http:// or https:// URL")
+            }
+            let url = value.hasSuffix("/") && key != "index-url" ? String(value.dropLast()) : value
+            switch key {
+            case "index-url": servers.indexURL = url
+            case "export-base-url": servers.exportBaseURL = url
+            case "verification-url": servers.verificationURL = url
+            default: servers.publishURL = url
+            }
+        case "export-key":
+            let parts = value.split(separator: ":", maxSplits: 2).map(String.init)
+            guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty, parts[2].hasPrefix("/") else {
+                throw fail("is not KEYID:VERSION:/path/to/public-key.pem")
+            }
+            servers.exportKeys.append(.init(id: parts[0], version: parts[1], path: parts[2]))
+        case "exposure-configuration":
+            guard value.hasPrefix("/") else { throw fail("is not an absolute path") }
+            servers.exposureConfigurationPath = value
+        case "detection-interval":
+            guard let hours = Int(value), (1...24).contains(hours) else { throw fail("is not a number of hours in 1...24") }
+            servers.detectionIntervalHours = hours
+        case "verification-api-key":
+            servers.verificationAPIKey = value
+        case "health-authority-id":
+            servers.healthAuthorityID = value
         default:
             throw DaemonConfigurationError(key: key, problem: "not a configuration key (\(Self.keys.joined(separator: ", ")))")
         }

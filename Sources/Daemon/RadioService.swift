@@ -20,9 +20,16 @@ public struct RadioService: Service {
     let keys: KeySchedule
     let log: ContactLogWriter
     let clock: any WallClock
+    let gate: EnablementGate
+    let status: RadioStatusBoard
     let logger: Logger
 
-    public init(spec: RadioSpec, settings: RadioSettings, keys: KeySchedule, log: ContactLogWriter, clock: any WallClock, logger: Logger) {
+    public init(
+        spec: RadioSpec, settings: RadioSettings, keys: KeySchedule, log: ContactLogWriter, clock: any WallClock, gate: EnablementGate,
+        status: RadioStatusBoard, logger: Logger
+    ) {
+        self.gate = gate
+        self.status = status
         self.spec = spec
         self.settings = settings
         self.keys = keys
@@ -31,15 +38,18 @@ public struct RadioService: Service {
         self.logger = logger
     }
 
-    enum Stop { case shutdown, lost }
+    enum Stop { case shutdown, lost, disabled }
 
     public func run() async throws {
         var backoff = Duration.seconds(1)
         while true {
+            // Disabled (SetEnabled(false)): the controller is left alone until enabled again.
+            if await BeaconTimeline.waitForEnabledOrShutdown(gate) { return }
             let transport: FileDescriptorTransport
             do {
                 transport = try Self.open(spec)
             } catch {
+                status.set(.bluetoothOff, reason: "the controller is unreachable")
                 logger.warning("controller unreachable; retrying", metadata: ["radio": "\(spec)", "error": "\(error)", "retryIn": "\(backoff)"])
                 if await BeaconTimeline.sleepOrShutdown(backoff) { return }
                 backoff = min(backoff * 2, .seconds(30))
@@ -70,16 +80,21 @@ public struct RadioService: Service {
                         try? await gracefulShutdown()
                         return .shutdown
                     }
+                    inner.addTask {
+                        await gate.wait(for: false)
+                        return .disabled
+                    }
                     let first = await inner.next() ?? .lost
                     inner.cancelAll()
                     return first
                 }
-                if stop == .shutdown { await finish(state) }
+                if stop != .lost { await finish(state) }
                 transport.close()
                 await outer.waitForAll()
                 return stop
             }
             if stop == .shutdown { return }
+            if stop == .disabled { continue }
             backoff = .seconds(1)
             logger.warning("controller lost; reconnecting", metadata: ["radio": "\(spec)"])
             if await BeaconTimeline.sleepOrShutdown(backoff) { return }
@@ -143,6 +158,7 @@ public struct RadioService: Service {
                 "txPower": "\(info.advertisingTxPower)", "extendedAdvertising": "\(info.supportsExtendedAdvertising)",
             ])
         let radio = HCIRadio(controller: controller, info: info)
+        status.set(.active)
         let advertiser = try Advertiser(radio: radio, keys: keys, clock: clock, settings: settings, logger: logger)
         let scanner = Scanner(radio: radio, log: log, clock: clock, settings: settings, logger: logger)
         // The previous scanner's window (if any) was written before re-initializing.
@@ -164,7 +180,7 @@ public struct RadioService: Service {
         }
         try? await state.advertiser?.stop()
         try? await log.sync()
-        logger.notice("radio stopped for shutdown")
+        logger.notice("radio stopped")
     }
 
     static func open(_ spec: RadioSpec) throws(HCITransportError) -> FileDescriptorTransport {

@@ -14,6 +14,12 @@ public enum JSONValue: Equatable, Sendable {
 
     public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool { lhs.serialized() == rhs.serialized() }
 
+    /// An object's member by key (the first, if repeated); nil for anything else.
+    public func member(_ key: String) -> JSONValue? {
+        guard case .object(let members) = self else { return nil }
+        return members.first { $0.0 == key }?.1
+    }
+
     /// Compact JSON text.
     public func serialized() -> String {
         var text = ""

@@ -2,6 +2,7 @@
 
 import ArgumentParser
 import ContactLog
+import Detection
 import Daemon
 import ENCore
 import HCI
@@ -52,21 +53,70 @@ struct Gaend: AsyncParsableCommand {
     @Option(help: "Calibration confidence to advertise: lowest, low, medium or high (default lowest).")
     var calibrationConfidence: String?
 
-    mutating func run() async throws {
+    @Option(help: "Where to serve org.gaend.Manager1: system (default), session, none or a bus address.")
+    var bus: String?
+
+    @Option(help: "true: enable Exposure Notification at start, recording the owner's consent (default false).")
+    var enable: String?
+
+    @Option(help: "The health authority's region (shown in the API).")
+    var region: String?
+
+    @Option(help: "true: allow GetTestDiagnosisKeys (default false).")
+    var testMode: String?
+
+    @Option(help: "The key server's index.txt URL.")
+    var indexURL: String?
+
+    @Option(help: "The URL the index's paths are relative to (default: the index URL's directory).")
+    var exportBaseURL: String?
+
+    @Option(help: "A trusted export signing key: KEYID:VERSION:/path/to/public.pem (repeatable).")
+    var exportKey: [String] = []
+
+    @Option(help: "The exposure configuration JSON file (default: v2 defaults).")
+    var exposureConfiguration: String?
+
+    @Option(help: "Hours between scheduled detections (default 4).")
+    var detectionInterval: String?
+
+    @Option(help: "The verification server's base URL.")
+    var verificationURL: String?
+
+    @Option(help: "The verification server's device API key.")
+    var verificationAPIKey: String?
+
+    @Option(help: "The key server's publish URL.")
+    var publishURL: String?
+
+    @Option(help: "The health authority ID the key server knows this app by.")
+    var healthAuthorityID: String?
+
+    /// The configuration file, then the command line.
+    func loadConfiguration() throws(DaemonConfigurationError) -> DaemonConfiguration {
         var configuration = DaemonConfiguration()
+        let path = config ?? "/etc/gaend/gaend.conf"
+        if let data = FileManager.default.contents(atPath: path) {
+            try configuration.apply(file: String(decoding: data, as: UTF8.self), path: path)
+        } else if config != nil {
+            throw DaemonConfigurationError(key: "--config", problem: "\(path) cannot be read")
+        }
+        let options: [(String, String?)] = [
+            ("radio", radio), ("data-dir", dataDir), ("scan-window", scanWindow), ("scan-interval", scanInterval),
+            ("rotation-interval", rotationInterval), ("tx-power", txPower), ("rssi-correction", rssiCorrection),
+            ("calibration-confidence", calibrationConfidence), ("bus", bus), ("enable", enable), ("region", region), ("test-mode", testMode),
+            ("index-url", indexURL), ("export-base-url", exportBaseURL), ("exposure-configuration", exposureConfiguration),
+            ("detection-interval", detectionInterval), ("verification-url", verificationURL), ("verification-api-key", verificationAPIKey),
+            ("publish-url", publishURL), ("health-authority-id", healthAuthorityID),
+        ] + exportKey.map { ("export-key", $0) }
+        for case let (key, value?) in options { try configuration.set(key, value) }
+        return configuration
+    }
+
+    mutating func run() async throws {
+        let configuration: DaemonConfiguration
         do {
-            let path = config ?? "/etc/gaend/gaend.conf"
-            if let data = FileManager.default.contents(atPath: path) {
-                try configuration.apply(file: String(decoding: data, as: UTF8.self), path: path)
-            } else if config != nil {
-                throw DaemonConfigurationError(key: "--config", problem: "\(path) cannot be read")
-            }
-            let options: [(String, String?)] = [
-                ("radio", radio), ("data-dir", dataDir), ("scan-window", scanWindow), ("scan-interval", scanInterval),
-                ("rotation-interval", rotationInterval), ("tx-power", txPower), ("rssi-correction", rssiCorrection),
-                ("calibration-confidence", calibrationConfidence),
-            ]
-            for case let (key, value?) in options { try configuration.set(key, value) }
+            configuration = try loadConfiguration()
         } catch {
             FileHandle.standardError.write(Data("gaend: \(error)\n".utf8))
             throw ExitCode(2)
@@ -76,6 +126,14 @@ struct Gaend: AsyncParsableCommand {
         let logger = Logger(label: "gaend")
         let clock = SystemWallClock()
         let data = DataDirectory(path: configuration.dataDirectory)
+        let signals = DetectionSignals()
+        let worker: DetectionWorker?
+        do {
+            worker = try DetectionSetup.worker(configuration, dataDirectory: data, clock: clock, observer: signals, logger: Logger(label: "gaend.detection"))
+        } catch {
+            FileHandle.standardError.write(Data("gaend: \(error)\n".utf8))
+            throw ExitCode(2)
+        }
         let keys: KeySchedule
         let log: ContactLogWriter
         do {
@@ -89,33 +147,83 @@ struct Gaend: AsyncParsableCommand {
         logger.notice(
             "gaend starting",
             metadata: ["version": "\(GaendVersion.string)", "radio": "\(configuration.radio)", "dataDir": "\(configuration.dataDirectory)"])
-        var services = [any Service]()
         let status = RadioStatusBoard(configuration.radio == .none ? .none : .starting, logger: Logger(label: "gaend.radio"))
+        let gate = EnablementGate(enabled: false)
+        let manager: Manager
+        do {
+            manager = try Manager(
+                dataDirectory: data, keys: keys, log: log, worker: worker, radioStatus: status, gate: gate,
+                settings: Self.managerSettings(configuration), clock: clock)
+            if configuration.enable { try await manager.enableFromConfiguration() }
+        } catch {
+            logger.critical("cannot read the owner's settings", metadata: ["error": "\(error)"])
+            throw ExitCode(1)
+        }
+
+        // A ServiceGroup stops its services in reverse order: the reload handler, the detection
+        // timer and the radio first, the D-Bus service last.
+        let notifier = SystemdNotifier(environment: ProcessInfo.processInfo.environment)
+        var services: [any Service] = [
+            ManagerService(
+                manager: manager, bus: configuration.bus, radioStatus: status, gate: gate, signals: signals, notifier: notifier,
+                logger: Logger(label: "gaend.dbus"))
+        ]
         if case .bluez(let index) = configuration.radio {
             services.append(
                 BlueZRadioService(
-                    adapterIndex: index, settings: configuration.radioSettings, keys: keys, log: log, clock: clock, status: status,
+                    adapterIndex: index, settings: configuration.radioSettings, keys: keys, log: log, clock: clock, status: status, gate: gate,
                     logger: Logger(label: "gaend.radio")))
         } else if configuration.radio != .none {
             services.append(
                 RadioService(
-                    spec: configuration.radio, settings: configuration.radioSettings, keys: keys, log: log, clock: clock,
+                    spec: configuration.radio, settings: configuration.radioSettings, keys: keys, log: log, clock: clock, gate: gate, status: status,
                     logger: Logger(label: "gaend.radio")))
-        } else {
-            services.append(IdleService())
         }
+        if let worker { services.append(DetectionTimerService(worker: worker)) }
+        let reloader = self
+        services.append(
+            ReloadService {
+                notifier.notify("RELOADING=1")
+                do {
+                    let next = try reloader.loadConfiguration()
+                    await manager.reload(Self.managerSettings(next))
+                    if next.radio != configuration.radio || next.dataDirectory != configuration.dataDirectory || next.radioSettings != configuration.radioSettings
+                        || next.bus != configuration.bus || next.servers != configuration.servers
+                    {
+                        logger.warning("configuration reloaded; radio, data directory, bus and server changes take effect at restart")
+                    } else {
+                        logger.notice("configuration reloaded")
+                    }
+                } catch {
+                    logger.error("configuration not reloaded: it has an error", metadata: ["error": "\(error)"])
+                }
+                notifier.notify("READY=1")
+            })
         var groupConfiguration = ServiceGroupConfiguration(services: services, logger: logger)
         groupConfiguration.gracefulShutdownSignals = [.sigterm, .sigint]
         groupConfiguration.maximumGracefulShutdownDuration = .seconds(8)
-        try await ServiceGroup(configuration: groupConfiguration).run()
+        do {
+            try await ServiceGroup(configuration: groupConfiguration).run()
+        } catch {
+            logger.critical("gaend failed", metadata: ["error": "\(error)"])
+            try? await log.sync()
+            FileHandle.standardError.write(Data("gaend: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
         try await log.sync()
         logger.notice("gaend stopped")
     }
-}
 
-/// Keeps the group alive with no radio, until shutdown.
-struct IdleService: Service {
-    func run() async throws {
-        try? await gracefulShutdown()
+    static func managerSettings(_ configuration: DaemonConfiguration) -> Manager.Settings {
+        var settings = Manager.Settings()
+        settings.region = configuration.region
+        settings.testMode = configuration.testMode
+        settings.radio = "\(configuration.radio)"
+        let servers = configuration.servers
+        if let verification = servers.verificationURL, let publish = servers.publishURL {
+            settings.sharing = Manager.SharingSettings(
+                verificationURL: verification, apiKey: servers.verificationAPIKey, publishURL: publish, healthAuthorityID: servers.healthAuthorityID)
+        }
+        return settings
     }
 }

@@ -88,7 +88,7 @@ struct BlueZDaemonTests {
         let daemon = Process()
         daemon.executableURL = try ToolRunner.productsDirectory().appendingPathComponent("gaend")
         daemon.arguments = [
-            "--radio", "bluez:hci0", "--data-dir", "\(directory.path)/data", "--scan-window", "0.5", "--scan-interval", "1-1", "--rotation-interval", "2-2",
+            "--radio", "bluez:hci0", "--enable", "true", "--data-dir", "\(directory.path)/data", "--scan-window", "0.5", "--scan-interval", "1-1", "--rotation-interval", "2-2",
         ]
         var environment = ProcessInfo.processInfo.environment
         environment["DBUS_SYSTEM_BUS_ADDRESS"] = fixture.bus.address

@@ -79,7 +79,7 @@ struct DaemonTests {
         let sockets = fixture.sockets
         let daemon = Process()
         daemon.executableURL = try ToolRunner.productsDirectory().appendingPathComponent("gaend")
-        daemon.arguments = ["--radio", "h4+unix:\(sockets[0])", "--data-dir", "\(directory.path)/d", "--scan-window", "0.3", "--scan-interval", "1-1"]
+        daemon.arguments = ["--radio", "h4+unix:\(sockets[0])", "--data-dir", "\(directory.path)/d", "--scan-window", "0.3", "--scan-interval", "1-1", "--bus", "none", "--enable", "true"]
         daemon.standardOutput = FileHandle.nullDevice
         daemon.standardError = FileHandle.nullDevice
         try daemon.run()
@@ -115,7 +115,9 @@ struct DaemonTests {
         let data = DataDirectory(path: "\(directory.path)/d")
         let daemon = Process()
         daemon.executableURL = try ToolRunner.productsDirectory().appendingPathComponent("gaend")
-        daemon.arguments = ["--radio", "h4+unix:\(fixture.sockets[0])", "--data-dir", data.path, "--scan-window", "0.5", "--scan-interval", "1-1"]
+        daemon.arguments = [
+            "--radio", "h4+unix:\(fixture.sockets[0])", "--data-dir", data.path, "--scan-window", "0.5", "--scan-interval", "1-1", "--bus", "none", "--enable", "true",
+        ]
         daemon.standardOutput = FileHandle.nullDevice
         daemon.standardError = FileHandle.nullDevice
         try daemon.run()
@@ -225,6 +227,7 @@ struct DaemonTests {
             process.executableURL = executable
             process.arguments = [
                 "--radio", "h4+unix:\(socket)", "--data-dir", "\(directory.path)/d\(index)", "--scan-window", "0.5", "--scan-interval", "1-1",
+                "--bus", "none", "--enable", "true",
             ] + extra
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice

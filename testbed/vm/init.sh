@@ -33,7 +33,7 @@ python3 /opt/gaend/advertise.py hci0 20 >/tmp/advertise.log 2>&1 &
 sleep 2
 
 export LD_LIBRARY_PATH=/opt/gaend/lib
-/opt/gaend/gaend --radio hci:hci1 --data-dir /tmp/gaend --scan-window 1 --scan-interval 1-1 >/tmp/gaend.log 2>&1 &
+/opt/gaend/gaend --radio hci:hci1 --bus none --enable true --data-dir /tmp/gaend --scan-window 1 --scan-interval 1-1 >/tmp/gaend.log 2>&1 &
 gaend=$!
 sleep 4
 # Discovery on hci0, restarted a few times (btvirt reports only on scan-enable edges).
@@ -67,7 +67,7 @@ echo "VM stage hci: PASS"
 btmgmt --index 1 power on >/dev/null 2>&1
 python3 /opt/gaend/advertise.py hci0 30 >/tmp/advertise2.log 2>&1 &
 sleep 2
-/opt/gaend/gaend --radio bluez:hci1 --data-dir /tmp/gaend-bluez --scan-window 1 --scan-interval 1-1 --rotation-interval 3-3 \
+/opt/gaend/gaend --radio bluez:hci1 --bus none --enable true --data-dir /tmp/gaend-bluez --scan-window 1 --scan-interval 1-1 --rotation-interval 3-3 \
     >/tmp/gaend-bluez.log 2>&1 &
 gaend=$!
 sleep 6

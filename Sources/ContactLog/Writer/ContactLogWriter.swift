@@ -18,11 +18,14 @@ public actor ContactLogWriter {
     /// What opening the log found and repaired.
     public let recovery: RecoveryReport
 
-    private let clock: any WallClock
-    private let logger: Logger
+    let clock: any WallClock
+    let logger: Logger
     private let lock: AppendOnlyFile
-    private var segments: [UTCDay: AppendOnlyFile] = [:]
-    private var unsynced: Set<UTCDay> = []
+    var segments: [UTCDay: AppendOnlyFile] = [:]
+    var unsynced: Set<UTCDay> = []
+    /// For `activity()`: the last window's end, and aggregates filed under a day (today's).
+    var lastWindowEnd: UnixTime?
+    var todayCount: (day: UTCDay, count: Int)
     private var windowsSinceSync = 0
     private var lastPruneDay: UTCDay
     /// Records refused since open because their times did not fit (each logged as a counted warning).
@@ -63,9 +66,14 @@ public actor ContactLogWriter {
         }
         let today = UTCDay(containing: clock.now())
         lastPruneDay = today
+        todayCount = (today, 0)
         var report = RecoveryReport()
         try Self.recover(directory: directory, today: today, retentionDays: retentionDays, logger: logger, into: &report)
         recovery = report
+        // Today's sightings so far, for the API's SightingsToday after a restart.
+        if let counts = try? ContactLogStatistics(reader: ContactLogReader(dataDirectory: dataDirectory), days: today...today).days[today] {
+            todayCount.count = counts.aggregates
+        }
     }
 
     /// Appends one scan window and its aggregates, each filed under the UTC day of its own start,
@@ -112,6 +120,9 @@ public actor ContactLogWriter {
             throw .storage(error)
         }
         appendedAggregates += written
+        lastWindowEnd = window.end
+        if todayCount.day != today { todayCount = (today, 0) }
+        todayCount.count += aggregates.filter { $0.day == today }.count
         windowsSinceSync += 1
         if policy.shouldSync(afterWindows: windowsSinceSync) {
             try sync()

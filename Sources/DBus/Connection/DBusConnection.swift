@@ -22,7 +22,7 @@ public final class DBusConnection: Sendable {
         var connected = true
         /// Signals received so far (each gets the next number as its `sequence`).
         var signalsReceived: UInt64 = 0
-        var disconnectWaiters: [CheckedContinuation<Void, Never>] = []
+        var disconnectWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
     }
 
     struct Subscription {
@@ -59,14 +59,23 @@ public final class DBusConnection: Sendable {
 
     public var isConnected: Bool { state.withLock { $0.connected } }
 
-    /// Returns when the connection is gone (closed here, by the bus, or by the bus going away).
+    /// Returns when the connection is gone (closed here, by the bus, or by the bus going away),
+    /// or when the task is cancelled.
     public func disconnected() async {
-        await withCheckedContinuation { continuation in
-            let already = state.withLock { state -> Bool in
-                if state.connected { state.disconnectWaiters.append(continuation) }
-                return !state.connected
+        let id = state.withLock { state in
+            defer { state.nextID += 1 }
+            return state.nextID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let already = state.withLock { state -> Bool in
+                    if state.connected && !Task.isCancelled { state.disconnectWaiters[id] = continuation }
+                    return !state.connected || Task.isCancelled
+                }
+                if already { continuation.resume() }
             }
-            if already { continuation.resume() }
+        } onCancel: {
+            state.withLock { $0.disconnectWaiters.removeValue(forKey: id) }?.resume()
         }
     }
 
@@ -160,7 +169,7 @@ public final class DBusConnection: Sendable {
                 state.subscriptions.removeAll()
                 state.disconnectWaiters.removeAll()
             }
-            return (Array(state.subscriptions.values), state.disconnectWaiters)
+            return (Array(state.subscriptions.values), Array(state.disconnectWaiters.values))
         }
         for subscription in subscriptions { subscription.continuation.finish() }
         for waiter in waiters { waiter.resume() }

@@ -104,6 +104,12 @@ public actor DetectionWorker {
         }
     }
 
+    /// Runs left in the current 24 hours under the configured mode's budget.
+    public func remainingRuns() -> Int {
+        let limit = defaultConfiguration.isV1Only ? settings.runsPerDayV1 : settings.runsPerDayV2
+        return max(0, limit - budget.load(now: clock.now()).count)
+    }
+
     /// Scores the stored windows of the last run with another configuration, without matching.
     public func rescore(_ configuration: ExposureConfiguration) -> DetectionResult? {
         guard let windows = state.storedWindows() else { return nil }

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+public import Detection
+import Foundation
+public import ENCore
+import KeyFiles
+public import Logging
+public import ServiceLifecycle
+public import Storage
+import UnixSignals
+
+/// The detection worker as the configuration describes it: nil without a key server.
+public enum DetectionSetup {
+    public static func worker(
+        _ configuration: DaemonConfiguration, dataDirectory: DataDirectory, clock: any WallClock, observer: DetectionSignals, logger: Logger
+    ) throws(DaemonConfigurationError) -> DetectionWorker? {
+        let servers = configuration.servers
+        guard let indexURL = servers.indexURL, let baseURL = servers.effectiveExportBaseURL else { return nil }
+        var trusted = [VerificationKey]()
+        for key in servers.exportKeys {
+            guard let pem = FileManager.default.contents(atPath: key.path) else {
+                throw DaemonConfigurationError(key: "export-key", problem: "\(key.path) cannot be read")
+            }
+            do {
+                trusted.append(try VerificationKey(keyID: key.id, keyVersion: key.version, pem: String(decoding: pem, as: UTF8.self)))
+            } catch {
+                throw DaemonConfigurationError(key: "export-key", problem: "\(key.path) is not a P-256 public key in PEM: \(error)")
+            }
+        }
+        guard !trusted.isEmpty else {
+            throw DaemonConfigurationError(key: "export-key", problem: "index-url is set but no export signing key is trusted")
+        }
+        var exposureConfiguration = ExposureConfiguration(v2: V2Configuration())
+        if let path = servers.exposureConfigurationPath {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw DaemonConfigurationError(key: "exposure-configuration", problem: "\(path) cannot be read")
+            }
+            do {
+                exposureConfiguration = try ExposureConfiguration(json: data)
+            } catch {
+                throw DaemonConfigurationError(key: "exposure-configuration", problem: "\(path): \(error)")
+            }
+        }
+        var settings = DetectionWorker.Settings()
+        settings.interval = .seconds(servers.detectionIntervalHours * 3600)
+        let downloader = KeyFileDownloader(
+            indexURL: indexURL, baseURL: baseURL, transport: URLSessionTransport(), store: ProcessedFilesStore(dataDirectory: dataDirectory), clock: clock)
+        return DetectionWorker(
+            dataDirectory: dataDirectory, downloader: downloader, policy: SignaturePolicy(trustedKeys: trusted),
+            defaultConfiguration: exposureConfiguration, clock: clock, observer: observer, settings: settings, logger: logger)
+    }
+}
+
+/// The detection timer as a service (every `detection-interval` hours, ± 15 min).
+public struct DetectionTimerService: Service {
+    let worker: DetectionWorker
+
+    public init(worker: DetectionWorker) { self.worker = worker }
+
+    public func run() async throws {
+        try await cancelOnGracefulShutdown { await worker.runOnTimer() }
+    }
+}
+
+/// SIGHUP: the configuration is read again and what can change at run time applied.
+public struct ReloadService: Service {
+    let reload: @Sendable () async -> Void
+
+    public init(reload: @escaping @Sendable () async -> Void) { self.reload = reload }
+
+    public func run() async throws {
+        let signals = await UnixSignalsSequence(trapping: .sighup)
+        try await cancelOnGracefulShutdown {
+            for await _ in signals { await reload() }
+        }
+    }
+}

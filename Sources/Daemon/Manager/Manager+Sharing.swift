@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+import ENCore
+import Foundation
+import KeyFiles
+import Logging
+
+extension Manager {
+    /// The verification flow and publishing for one test result: the code becomes a token
+    /// (/api/verify), the keys' HMAC a certificate (/api/certificate), the keys are published with
+    /// it, and the test result is marked shared. Keys are released only after the code verified.
+    public func share(testResultID: String, code: String) async throws(ManagerError) {
+        guard let sharing = settings.sharing else {
+            throw .notConfigured("no verification or publish server is configured (verification-url, publish-url)")
+        }
+        guard let index = owner.testResults.firstIndex(where: { $0.id == testResultID }) else {
+            throw .badParameter(field: "testResultId", problem: "no test result '\(testResultID)' (gaenctl test-result list)")
+        }
+        guard !code.isEmpty else { throw .badParameter(field: "code", problem: "the verification code is empty") }
+        let result = owner.testResults[index]
+        guard result.kind != .negative else { throw .badParameter(field: "testResultId", problem: "a negative test result is not shared") }
+        let verification = VerificationClient(
+            verifyURL: sharing.verificationURL + "/api/verify", certificateURL: sharing.verificationURL + "/api/certificate", apiKey: sharing.apiKey,
+            transport: transport)
+        let verified: VerificationClient.VerifiedCode
+        do {
+            verified = try await verification.verify(code: code)
+        } catch {
+            throw .verificationFailed("the verification server refused the code: \(error.serverCode ?? "\(error)")")
+        }
+        let reportType: ReportType = verified.testType == "likely" ? .confirmedClinicalDiagnosis : .confirmedTest
+        let keys = try await diagnosisKeys().map { DiagnosisKey(key: $0, transmissionRiskLevel: 0, reportType: reportType) }
+        guard !keys.isEmpty else { throw .failed("there are no keys to share yet") }
+        var secret = [UInt8](repeating: 0, count: 32)
+        for index in secret.indices { secret[index] = UInt8.random(in: 0...255) }
+        let certificate: String
+        do {
+            certificate = try await verification.certificate(token: verified.token, keysHMAC: TEKHMAC.compute(keys, secret: secret))
+        } catch {
+            throw .verificationFailed("the verification server refused the certificate: \(error.serverCode ?? "\(error)")")
+        }
+        let onset = result.symptomOnset.flatMap { ENIntervalNumber(containing: $0) }
+        let publisher = PublishClient(publishURL: sharing.publishURL, healthAuthorityID: sharing.healthAuthorityID, transport: transport)
+        let published: PublishClient.Result
+        do {
+            published = try await publisher.publish(
+                keys: keys, certificate: certificate, hmacSecret: secret, symptomOnsetInterval: onset, revisionToken: owner.revisionToken)
+        } catch {
+            throw .publishFailed("the key server refused the keys: \(error.serverCode ?? "\(error)")")
+        }
+        var next = owner
+        next.testResults[index].shared = true
+        next.revisionToken = published.revisionToken ?? owner.revisionToken
+        try next.save(to: dataDirectory)
+        owner = next
+        logger.notice("diagnosis keys shared", metadata: ["keys": "\(keys.count)", "inserted": "\(published.insertedExposures)"])
+    }
+}

@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+public import ContactLog
+public import Detection
+import Foundation
+public import ENCore
+public import KeyFiles
+public import KeySchedule
+public import Logging
+public import Radio
+public import Storage
+
+/// What Manager1 does, without D-Bus: the owner's state, key release, detection, test results,
+/// sharing and reset. One actor owns the owner state; the key schedule, the contact log and the
+/// detection worker are actors of their own.
+public actor Manager {
+    public struct Settings: Sendable {
+        public var region = ""
+        public var testMode = false
+        public var radio = "none"
+        public var sharing: SharingSettings?
+        public init() {}
+    }
+
+    /// Where test results are verified and keys published.
+    public struct SharingSettings: Sendable {
+        public var verificationURL: String
+        public var apiKey: String
+        public var publishURL: String
+        public var healthAuthorityID: String
+        public init(verificationURL: String, apiKey: String, publishURL: String, healthAuthorityID: String) {
+            self.verificationURL = verificationURL
+            self.apiKey = apiKey
+            self.publishURL = publishURL
+            self.healthAuthorityID = healthAuthorityID
+        }
+    }
+
+    static let preAuthorizationLifetime: Int64 = 5 * 86_400
+
+    let dataDirectory: DataDirectory
+    let keys: KeySchedule
+    let log: ContactLogWriter
+    let worker: DetectionWorker?
+    let radioStatus: RadioStatusBoard
+    let gate: EnablementGate
+    let clock: any WallClock
+    let transport: any HTTPTransport
+    let logger: Logger
+    var settings: Settings
+    var owner: OwnerState
+
+    public init(
+        dataDirectory: DataDirectory, keys: KeySchedule, log: ContactLogWriter, worker: DetectionWorker?, radioStatus: RadioStatusBoard,
+        gate: EnablementGate, settings: Settings, clock: any WallClock, transport: any HTTPTransport = URLSessionTransport(),
+        logger: Logger = Logger(label: "gaend.manager")
+    ) throws(ManagerError) {
+        self.dataDirectory = dataDirectory
+        self.keys = keys
+        self.log = log
+        self.worker = worker
+        self.radioStatus = radioStatus
+        self.gate = gate
+        self.settings = settings
+        self.clock = clock
+        self.transport = transport
+        self.logger = logger
+        owner = try OwnerState.load(from: dataDirectory)
+        gate.set(owner.enabled)
+    }
+
+    /// Settings that a reload (SIGHUP) may change.
+    public func reload(_ settings: Settings) {
+        self.settings = settings
+    }
+
+    /// The configuration file enables Exposure Notification (`enable = true`): consent given by
+    /// whoever set the beacon up, as a first SetEnabled(true) would record it.
+    public func enableFromConfiguration() throws(ManagerError) {
+        guard !owner.enabled else { return }
+        try setEnabled(true)
+    }
+
+    public func setEnabled(_ enabled: Bool) throws(ManagerError) {
+        var next = owner
+        next.enabled = enabled
+        if owner.authorization == .unknown { next.authorization = enabled ? .authorized : .notAuthorized }
+        if enabled { next.authorization = .authorized }
+        try next.save(to: dataDirectory)
+        owner = next
+        gate.set(enabled)
+        logger.notice("exposure notification \(enabled ? "enabled" : "disabled")")
+    }
+
+    private func requireAuthorized() throws(ManagerError) {
+        guard owner.authorization == .authorized else {
+            throw .notEnabled("Exposure Notification was never enabled on this device (gaenctl enable)")
+        }
+    }
+
+    /// The key history for sharing (the current key cut short and replaced).
+    public func diagnosisKeys() async throws(ManagerError) -> [TemporaryExposureKey] {
+        try requireAuthorized()
+        do {
+            return try await keys.releaseDiagnosisKeys()
+        } catch {
+            throw .internal("releasing keys: \(error)")
+        }
+    }
+
+    public func testDiagnosisKeys() async throws(ManagerError) -> [TemporaryExposureKey] {
+        guard settings.testMode else { throw .notSupported("test keys need test-mode = true in the configuration") }
+        try requireAuthorized()
+        do {
+            return try await keys.testDiagnosisKeys()
+        } catch {
+            throw .internal("reading keys: \(error)")
+        }
+    }
+
+    public func preAuthorize() throws(ManagerError) {
+        try requireAuthorized()
+        var next = owner
+        next.preAuthorizedAt = clock.now()
+        try next.save(to: dataDirectory)
+        owner = next
+    }
+
+    /// Uses up a pre-authorization younger than 5 days and releases the keys.
+    public func requestPreAuthorizedKeys() async throws(ManagerError) -> [TemporaryExposureKey] {
+        try requireAuthorized()
+        guard let at = owner.preAuthorizedAt, clock.now().seconds - at.seconds <= Self.preAuthorizationLifetime else {
+            throw .notAuthorized("no key release was pre-authorized in the last 5 days (PreAuthorizeDiagnosisKeys)")
+        }
+        var next = owner
+        next.preAuthorizedAt = nil
+        try next.save(to: dataDirectory)
+        owner = next
+        return try await diagnosisKeys()
+    }
+
+    // MARK: Detection
+
+    private func configuration(_ json: String) throws(ManagerError) -> ExposureConfiguration? {
+        guard !json.isEmpty else { return nil }
+        do {
+            return try ExposureConfiguration(json: Data(json.utf8))
+        } catch {
+            throw .badParameter(field: error.key.isEmpty ? "configuration" : error.key, problem: error.problem)
+        }
+    }
+
+    private func requireWorker() throws(ManagerError) -> DetectionWorker {
+        guard let worker else { throw .notConfigured("no key server is configured (index-url)") }
+        return worker
+    }
+
+    /// A detection now; its result as JSON.
+    public func detect(configurationJSON: String) async throws(ManagerError) -> String {
+        let worker = try requireWorker()
+        let configuration = try configuration(configurationJSON)
+        do {
+            return try await worker.runNow(configuration: configuration).json.serialized()
+        } catch {
+            switch error {
+            case .rateLimited(let next): throw .rateLimited(nextAllowed: next)
+            case .busy: throw .inProgress("a detection is already running")
+            default: throw .failed("\(error)")
+            }
+        }
+    }
+
+    public func exposureWindows() async -> String {
+        await worker?.state.windowsJSON ?? "[]"
+    }
+
+    public func dailySummaries(configurationJSON: String) async throws(ManagerError) -> String {
+        let worker = try requireWorker()
+        let configuration = try configuration(configurationJSON)
+        guard let result = await worker.rescore(configuration ?? ExposureConfiguration(v2: V2Configuration())) else { return "[]" }
+        return result.json.member("daily_summaries")?.serialized() ?? "[]"
+    }
+
+    // MARK: Test results
+
+    public func addTestResult(testDate: UnixTime, kind: TestResult.Kind, symptomOnset: UnixTime?) throws(ManagerError) -> String {
+        let now = clock.now()
+        guard testDate.seconds <= now.seconds + 86_400, testDate.seconds >= now.seconds - 30 * 86_400 else {
+            throw .badParameter(field: "TestDate", problem: "\(testDate) is not within the last 30 days")
+        }
+        if let symptomOnset, symptomOnset.seconds > now.seconds + 86_400 || symptomOnset.seconds < now.seconds - 30 * 86_400 {
+            throw .badParameter(field: "SymptomOnset", problem: "\(symptomOnset) is not within the last 30 days")
+        }
+        let id = "t\(now.seconds)-\(owner.testResults.count + 1)"
+        var next = owner
+        next.testResults.append(TestResult(id: id, testDate: testDate, kind: kind, symptomOnset: symptomOnset, added: now, shared: false))
+        try next.save(to: dataDirectory)
+        owner = next
+        return id
+    }
+
+    public func testResults() -> [TestResult] { owner.testResults }
+
+    // MARK: Reset
+
+    /// Keys, contact log, detection results, test results and consent: all gone.
+    public func resetAll() async throws(ManagerError) {
+        gate.set(false)
+        do {
+            try await keys.reset()
+            try await log.eraseAll()
+            for name in [OwnerState.fileName, "detection-state.json", "processed-files.json", "detection-budget.json"] {
+                try AtomicFile.remove(dataDirectory.path(of: name))
+            }
+        } catch {
+            throw .internal("resetting: \(error)")
+        }
+        owner = OwnerState()
+        logger.notice("all data reset")
+    }
+
+    // MARK: Properties
+
+    /// The values of Manager1's properties now.
+    public func properties() async -> [String: PropertyValue] {
+        let radio = radioStatus.status
+        let status: String =
+            if settings.radio == "none" { "paused" }
+            else if !owner.enabled { "disabled" }
+            else {
+                switch radio {
+                case .active: "active"
+                case .bluetoothOff: "bluetooth-off"
+                case .starting, .none: "unknown"
+                }
+            }
+        let state = await worker?.state
+        let logState = await log.activity()
+        return [
+            "Status": .string(status), "AuthorizationStatus": .string(owner.authorization.rawValue), "Enabled": .boolean(owner.enabled),
+            "RadioBackend": .string(settings.radio), "Advertising": .boolean(owner.enabled && radio == .active),
+            "LastScanTime": .time(logState.lastWindowEnd), "SightingsToday": .count(logState.aggregatesToday),
+            "LastDetectionTime": .time(state?.lastDetection), "LastDetectionError": .string(state?.lastError ?? ""),
+            "DetectionsRemaining": .count(await worker?.remainingRuns() ?? 0), "NextDetectionTime": .time(state?.nextDetection),
+            "Region": .string(settings.region), "Version": .string(GaendVersion.string),
+        ]
+    }
+
+    /// A property value, kept free of D-Bus types.
+    public enum PropertyValue: Equatable, Sendable {
+        case string(String)
+        case boolean(Bool)
+        case time(UnixTime?)
+        case count(Int)
+    }
+}

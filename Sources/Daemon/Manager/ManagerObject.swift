@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+public import DBus
+public import Detection
+import ENCore
+import Synchronization
+
+/// org.gaend.Manager1 at /org/gaend/Manager: the table of methods, properties and signals
+/// (docs/org.gaend.Manager1.rst), over a `Manager`.
+public struct ManagerObject: Sendable {
+    public static let path = "/org/gaend/Manager"
+    public static let interface = "org.gaend.Manager1"
+    public static let busName = "org.gaend"
+
+    let manager: Manager
+    let bus: DBusConnection
+    let authorizer: Authorizer
+    /// Asks the property publisher to look for changes now.
+    let changed: @Sendable () -> Void
+
+    public init(manager: Manager, bus: DBusConnection, changed: @escaping @Sendable () -> Void) {
+        self.manager = manager
+        self.bus = bus
+        self.authorizer = Authorizer(bus: bus)
+        self.changed = changed
+    }
+
+    static let keysType = DBusType.array(.structure([.array(.byte), .uint32, .uint32, .uint32]))
+
+    static func keys(_ keys: [TemporaryExposureKey]) -> DBusValue {
+        .array(
+            element: .structure([.array(.byte), .uint32, .uint32, .uint32]),
+            keys.map { .structure([.bytes($0.keyData.bytes), .uint32($0.rollingStartIntervalNumber.rawValue), .uint32($0.rollingPeriod), .uint32(0)]) })
+    }
+
+    /// Runs `body`, maps its failure to its D-Bus name, and has the properties looked at after.
+    private func perform(_ body: () async throws(ManagerError) -> [DBusValue]) async throws -> [DBusValue] {
+        defer { changed() }
+        do {
+            return try await body()
+        } catch {
+            throw error.dbusError
+        }
+    }
+
+    public var table: DBusInterface {
+        let manager = manager
+        let authorizer = authorizer
+        let bus = bus
+        return DBusInterface(
+            name: Self.interface,
+            methods: [
+                DBusMethod("SetEnabled", inputs: [.init("enabled", .boolean)]) { call in
+                    try await perform { () throws(ManagerError) in
+                        try await manager.setEnabled(call.arguments[0].boolean ?? false)
+                        return []
+                    }
+                },
+                DBusMethod("GetDiagnosisKeys", outputs: [.init("keys", Self.keysType)]) { call in
+                    try await perform { () throws(ManagerError) in
+                        try await authorizer.check(call.sender, .releaseKeys)
+                        return [Self.keys(try await manager.diagnosisKeys())]
+                    }
+                },
+                DBusMethod("GetTestDiagnosisKeys", outputs: [.init("keys", Self.keysType)]) { call in
+                    try await perform { () throws(ManagerError) in
+                        try await authorizer.check(call.sender, .releaseKeys)
+                        return [Self.keys(try await manager.testDiagnosisKeys())]
+                    }
+                },
+                DBusMethod("PreAuthorizeDiagnosisKeys") { call in
+                    try await perform { () throws(ManagerError) in
+                        try await authorizer.check(call.sender, .releaseKeys)
+                        try await manager.preAuthorize()
+                        return []
+                    }
+                },
+                DBusMethod("RequestPreAuthorizedDiagnosisKeys") { _ in
+                    try await perform { () throws(ManagerError) in
+                        // The pre-authorization is the owner's consent: no second polkit check.
+                        let keys = try await manager.requestPreAuthorizedKeys()
+                        try? bus.emit(path: Self.path, interface: Self.interface, member: "DiagnosisKeysAvailable", [Self.keys(keys)])
+                        return []
+                    }
+                },
+                DBusMethod("DetectExposures", inputs: [.init("configuration", .string)], outputs: [.init("result", .string)]) { call in
+                    try await perform { () throws(ManagerError) in [.string(try await manager.detect(configurationJSON: call.arguments[0].string ?? ""))] }
+                },
+                DBusMethod("GetExposureWindows", outputs: [.init("windows", .string)]) { _ in
+                    [.string(await manager.exposureWindows())]
+                },
+                DBusMethod("GetDailySummaries", inputs: [.init("configuration", .string)], outputs: [.init("summaries", .string)]) { call in
+                    try await perform { () throws(ManagerError) in
+                        [.string(try await manager.dailySummaries(configurationJSON: call.arguments[0].string ?? ""))]
+                    }
+                },
+                DBusMethod("AddTestResult", inputs: [.init("result", .dictionary(key: .string, value: .variant))], outputs: [.init("id", .string)]) { call in
+                    try await perform { () throws(ManagerError) in
+                        let fields = call.arguments[0].stringKeyed ?? [:]
+                        for key in fields.keys where !["TestDate", "Type", "SymptomOnset"].contains(key) {
+                            throw .badParameter(field: key, problem: "not a test result key (TestDate, Type, SymptomOnset)")
+                        }
+                        guard let date = fields["TestDate"]?.variant?.uint64 else {
+                            throw .badParameter(field: "TestDate", problem: "required, uint64 unix seconds")
+                        }
+                        guard let type = fields["Type"]?.variant?.string, let kind = TestResult.Kind(rawValue: type) else {
+                            throw .badParameter(field: "Type", problem: "required: confirmed, likely, negative or self-reported")
+                        }
+                        var onset: UnixTime?
+                        if let value = fields["SymptomOnset"] {
+                            guard let seconds = value.variant?.uint64 else { throw .badParameter(field: "SymptomOnset", problem: "uint64 unix seconds") }
+                            onset = UnixTime(seconds: Int64(clamping: seconds))
+                        }
+                        return [.string(try await manager.addTestResult(testDate: UnixTime(seconds: Int64(clamping: date)), kind: kind, symptomOnset: onset))]
+                    }
+                },
+                DBusMethod("GetTestResults", outputs: [.init("results", .array(.dictionary(key: .string, value: .variant)))]) { _ in
+                    [.array(element: .dictionary(key: .string, value: .variant), await manager.testResults().map(Self.testResult))]
+                },
+                DBusMethod("ShareDiagnosisKeys", inputs: [.init("testResultId", .string), .init("code", .string)]) { call in
+                    try await perform { () throws(ManagerError) in
+                        try await authorizer.check(call.sender, .releaseKeys)
+                        try await manager.share(testResultID: call.arguments[0].string ?? "", code: call.arguments[1].string ?? "")
+                        return []
+                    }
+                },
+                DBusMethod("ResetAllData") { call in
+                    try await perform { () throws(ManagerError) in
+                        try await authorizer.check(call.sender, .reset)
+                        try await manager.resetAll()
+                        return []
+                    }
+                },
+            ],
+            properties: Self.propertyTypes.map { name, type in
+                DBusProperty(name, type) { Self.value(await manager.properties()[name], type: type) }
+            },
+            signals: [
+                DBusSignal("ExposureDetected", [.init("detectionTime", .uint64), .init("daysWithExposure", .uint32)]),
+                DBusSignal("DetectionProgress", [.init("keysDone", .uint32), .init("keysTotal", .uint32)]),
+                DBusSignal("DetectionFinished", [.init("success", .boolean), .init("error", .string)]),
+                DBusSignal("DiagnosisKeysAvailable", [.init("keys", Self.keysType)]),
+            ])
+    }
+
+    static let propertyTypes: [(String, DBusType)] = [
+        ("Status", .string), ("AuthorizationStatus", .string), ("Enabled", .boolean), ("RadioBackend", .string), ("Advertising", .boolean),
+        ("LastScanTime", .uint64), ("SightingsToday", .uint32), ("LastDetectionTime", .uint64), ("LastDetectionError", .string),
+        ("DetectionsRemaining", .uint32), ("NextDetectionTime", .uint64), ("Region", .string), ("Version", .string),
+    ]
+
+    static func value(_ value: Manager.PropertyValue?, type: DBusType) -> DBusValue {
+        switch value {
+        case .string(let text)?: .string(text)
+        case .boolean(let flag)?: .boolean(flag)
+        case .time(let time)?: .uint64(UInt64(max(0, time?.seconds ?? 0)))
+        case .count(let count)?: .uint32(UInt32(clamping: count))
+        case nil: type == .string ? .string("") : type == .boolean ? .boolean(false) : type == .uint32 ? .uint32(0) : .uint64(0)
+        }
+    }
+
+    static func testResult(_ result: TestResult) -> DBusValue {
+        var fields: [String: DBusValue] = [
+            "Id": .string(result.id), "TestDate": .uint64(UInt64(max(0, result.testDate.seconds))), "Type": .string(result.kind.rawValue),
+            "Added": .uint64(UInt64(max(0, result.added.seconds))), "Shared": .boolean(result.shared),
+        ]
+        if let onset = result.symptomOnset { fields["SymptomOnset"] = .uint64(UInt64(max(0, onset.seconds))) }
+        return .properties(fields)
+    }
+}
+
+/// Detection progress and outcomes as Manager1 signals. The worker exists before the bus
+/// connection, so the connection is set later (and may be absent).
+public final class DetectionSignals: DetectionObserver {
+    private let bus = Mutex<DBusConnection?>(nil)
+    private let lastProgress = Mutex<ContinuousClock.Instant?>(nil)
+
+    public init() {}
+
+    public func attach(_ connection: DBusConnection?) { bus.withLock { $0 = connection } }
+
+    public func detectionProgress(keysDone: Int, keysTotal: Int) {
+        // At most 20 a second: matching reports per chunk, from every task.
+        let now = ContinuousClock.now
+        let due = lastProgress.withLock { last -> Bool in
+            if let last, now - last < .milliseconds(50), keysDone < keysTotal { return false }
+            last = now
+            return true
+        }
+        guard due, let bus = bus.withLock({ $0 }) else { return }
+        try? bus.emit(
+            path: ManagerObject.path, interface: ManagerObject.interface, member: "DetectionProgress",
+            [.uint32(UInt32(clamping: keysDone)), .uint32(UInt32(clamping: keysTotal))])
+    }
+
+    public func detectionFinished(_ outcome: DetectionOutcome) async {
+        guard let bus = bus.withLock({ $0 }) else { return }
+        try? bus.emit(
+            path: ManagerObject.path, interface: ManagerObject.interface, member: "DetectionFinished",
+            [.boolean(outcome.error == nil), .string(outcome.error.map { "\($0)" } ?? "")])
+        if outcome.exposed, let result = outcome.result {
+            try? bus.emit(
+                path: ManagerObject.path, interface: ManagerObject.interface, member: "ExposureDetected",
+                [.uint64(UInt64(max(0, outcome.finished.seconds))), .uint32(UInt32(clamping: Set(result.windows.map(\.day)).count))])
+        }
+    }
+}

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+public import DBus
+import ENCore
+public import Logging
+public import Radio
+public import ServiceLifecycle
+
+/// Manager1 on the bus: connects, exports the object, takes the name org.gaend (a second daemon
+/// is refused: the name is taken), tells systemd it is ready, and keeps the properties announced:
+/// after every call, on radio and enablement changes, and once a second for the log's figures.
+public struct ManagerService: Service {
+    public enum Bus: Sendable, Equatable {
+        case system, session, none
+        case address(String)
+    }
+
+    let manager: Manager
+    let bus: Bus
+    let radioStatus: RadioStatusBoard
+    let gate: EnablementGate
+    let signals: DetectionSignals
+    let notifier: SystemdNotifier
+    let logger: Logger
+
+    public init(
+        manager: Manager, bus: Bus, radioStatus: RadioStatusBoard, gate: EnablementGate, signals: DetectionSignals, notifier: SystemdNotifier,
+        logger: Logger
+    ) {
+        self.manager = manager
+        self.bus = bus
+        self.radioStatus = radioStatus
+        self.gate = gate
+        self.signals = signals
+        self.notifier = notifier
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        let connection: DBusConnection
+        switch bus {
+        case .none:
+            notifier.notify("READY=1\nSTATUS=running without D-Bus")
+            try? await gracefulShutdown()
+            return
+        case .system: connection = try await DBusConnection.system()
+        case .session: connection = try await DBusConnection.session()
+        case .address(let address): connection = try await DBusConnection.bus(address: address)
+        }
+        defer { connection.close() }
+        let (triggers, trigger) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let object = ManagerObject(manager: manager, bus: connection, changed: { trigger.yield() })
+        try await connection.export(ManagerObject.path, interfaces: [object.table])
+        do {
+            switch try await connection.requestName(ManagerObject.busName) {
+            case .primaryOwner, .alreadyOwner: break
+            case .exists, .inQueue:
+                throw ManagerServiceError("\(ManagerObject.busName) is already owned on the bus: another gaend is running")
+            }
+        } catch let error as DBusError where error.name == .accessDenied {
+            throw ManagerServiceError(
+                "not allowed to own \(ManagerObject.busName): install dbus-policy/org.gaend.conf and run as the gaend user (\(error.message))")
+        }
+        signals.attach(connection)
+        defer { signals.attach(nil) }
+        logger.notice("on the bus", metadata: ["name": "\(ManagerObject.busName)", "unique": "\(connection.uniqueName)"])
+        notifier.notify("READY=1\nSTATUS=\(await Self.statusLine(manager))")
+
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await _ in radioStatus.updates() { trigger.yield() }
+            }
+            group.addTask {
+                for await _ in gate.updates() { trigger.yield() }
+            }
+            group.addTask {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(1))
+                    trigger.yield()
+                }
+            }
+            group.addTask {
+                var published = await manager.properties()
+                var lastStatus = ""
+                for await _ in triggers {
+                    let now = await manager.properties()
+                    let changes = now.filter { published[$0.key] != $0.value }
+                    if !changes.isEmpty {
+                        var values = [String: DBusValue]()
+                        for (name, type) in ManagerObject.propertyTypes where changes[name] != nil {
+                            values[name] = ManagerObject.value(changes[name], type: type)
+                        }
+                        try? connection.emitPropertiesChanged(path: ManagerObject.path, interface: ManagerObject.interface, changed: values)
+                        published = now
+                    }
+                    let status = await Self.statusLine(manager)
+                    if status != lastStatus {
+                        notifier.notify("STATUS=\(status)")
+                        lastStatus = status
+                    }
+                }
+            }
+            group.addTask {
+                await connection.disconnected()
+            }
+            group.addTask {
+                try? await gracefulShutdown()
+            }
+            // Shutdown, or the bus gone: either ends the service.
+            await group.next()
+            group.cancelAll()
+            trigger.finish()
+        }
+        if !connection.isConnected {
+            throw ManagerServiceError("the bus connection was lost")
+        }
+        notifier.notify("STOPPING=1")
+    }
+
+    static func statusLine(_ manager: Manager) async -> String {
+        let properties = await manager.properties()
+        if case .string(let status)? = properties["Status"] { return "exposure notification \(status)" }
+        return "running"
+    }
+}
+
+public struct ManagerServiceError: Error, CustomStringConvertible {
+    public var description: String
+    init(_ description: String) { self.description = description }
+}
