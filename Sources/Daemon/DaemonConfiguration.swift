@@ -183,3 +183,34 @@ extension String {
         String(self.drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
     }
 }
+
+extension DaemonConfiguration {
+    /// Every key with its effective value, in `keys` order (export keys one line each; the API key
+    /// masked), for `gaenctl config show`.
+    public func describedValues() -> [(key: String, value: String)] {
+        func range(_ range: ClosedRange<Int>) -> String { "\(range.lowerBound)-\(range.upperBound)" }
+        let bus: String =
+            switch self.bus {
+            case .system: "system"
+            case .session: "session"
+            case .none: "none"
+            case .address(let address): address
+            }
+        var values: [(String, String)] = [
+            ("radio", "\(radio)"), ("data-dir", dataDirectory), ("scan-window", "\(radioSettings.scanWindowSeconds)"),
+            ("scan-interval", radioSettings.scanInterval.map(range) ?? "continuous"), ("rotation-interval", range(radioSettings.rotationInterval)),
+            ("tx-power", radioSettings.txPower.map { "\($0)" } ?? "(the controller's)"), ("rssi-correction", "\(radioSettings.rssiCorrection)"),
+            ("calibration-confidence", "\(radioSettings.calibrationConfidence)"), ("bus", bus), ("enable", "\(enable)"), ("region", region),
+            ("test-mode", "\(testMode)"), ("index-url", servers.indexURL ?? "(none)"),
+            ("export-base-url", servers.effectiveExportBaseURL ?? "(none)"),
+        ]
+        values += servers.exportKeys.map { ("export-key", "\($0.id):\($0.version):\($0.path)") }
+        values += [
+            ("exposure-configuration", servers.exposureConfigurationPath ?? "(built in)"), ("detection-interval", "\(servers.detectionIntervalHours)"),
+            ("verification-url", servers.verificationURL ?? "(none)"),
+            ("verification-api-key", servers.verificationAPIKey.isEmpty ? "(none)" : "(set, \(servers.verificationAPIKey.count) characters)"),
+            ("publish-url", servers.publishURL ?? "(none)"), ("health-authority-id", servers.healthAuthorityID),
+        ]
+        return values
+    }
+}

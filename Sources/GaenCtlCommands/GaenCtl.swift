@@ -12,10 +12,14 @@ public struct GaenCtl: AsyncParsableCommand {
         abstract: "Control and inspect gaend, the Exposure Notification daemon.",
         discussion: """
             Exit codes: 0 ok, 1 operation failed, 2 usage, 3 daemon unreachable, 4 not authorized.
-            The commands that talk to the daemon arrive with its D-Bus service; `tools` work offline.
+            `tools` work offline; the other commands talk to gaend over D-Bus (--bus).
             """,
         version: GaendVersion.string,
-        subcommands: [Tools.self])
+        subcommands: [
+            StatusCommand.self, EnableCommand.self, DisableCommand.self, KeysCommand.self, PreauthorizeCommand.self, DetectCommand.self,
+            ExposuresCommand.self, TestResultCommand.self, ShareCommand.self, ResetCommand.self, WatchCommand.self, LogCommand.self,
+            ConfigCommand.self, Tools.self,
+        ])
 
     public init() {}
 

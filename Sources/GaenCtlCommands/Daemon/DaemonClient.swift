@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+import ArgumentParser
+import DBus
+import Foundation
+
+/// Options of every command that talks to gaend.
+struct DaemonOptions: ParsableArguments {
+    @Option(help: "The bus gaend is on: system (default), session, or an address (unix:path=...).")
+    var bus = "system"
+
+    @Flag(help: "Print JSON (stable; docs/gaenctl.md).")
+    var json = false
+
+    /// What the bus is called in messages.
+    var busName: String {
+        switch bus {
+        case "system": "the system bus"
+        case "session": "the session bus"
+        default: "the bus at \(bus)"
+        }
+    }
+
+    func connect() async throws -> DaemonClient {
+        let connection: DBusConnection
+        do {
+            switch bus {
+            case "system": connection = try await DBusConnection.system()
+            case "session": connection = try await DBusConnection.session()
+            default:
+                guard bus.contains(":") else { throw UsageError("--bus", "'\(bus)' is not system, session or a bus address") }
+                connection = try await DBusConnection.bus(address: bus)
+            }
+        } catch let error as DBusError {
+            throw OperationError("cannot connect to \(busName): \(error.message)", exitCode: .daemonUnreachable)
+        }
+        return DaemonClient(connection: connection, busName: busName)
+    }
+}
+
+/// Calls to org.gaend.Manager1, with the daemon's errors turned into gaenctl's exit codes and
+/// messages that name the cause.
+struct DaemonClient {
+    static let name = "org.gaend"
+    static let path = "/org/gaend/Manager"
+    static let interface = "org.gaend.Manager1"
+
+    let connection: DBusConnection
+    let busName: String
+
+    func call(_ member: String, _ arguments: [DBusValue] = [], timeout: Duration = .seconds(120)) async throws -> [DBusValue] {
+        do {
+            return try await connection.call(destination: Self.name, path: Self.path, interface: Self.interface, member: member, arguments, timeout: timeout)
+        } catch let error as DBusError {
+            throw translate(error)
+        }
+    }
+
+    func properties() async throws -> [String: DBusValue] {
+        do {
+            let reply = try await connection.call(
+                destination: Self.name, path: Self.path, interface: "org.freedesktop.DBus.Properties", member: "GetAll", [.string(Self.interface)])
+            return (reply.first?.stringKeyed ?? [:]).mapValues { $0.variant ?? $0 }
+        } catch let error as DBusError {
+            throw translate(error)
+        }
+    }
+
+    /// Manager1's signals (and PropertiesChanged) from the daemon, from now on.
+    func signals() async throws -> AsyncStream<DBusMessage> {
+        do {
+            return try await connection.signals(matching: DBusMatchRule(sender: Self.name, path: Self.path))
+        } catch let error as DBusError {
+            throw translate(error)
+        }
+    }
+
+    func translate(_ error: DBusError) -> OperationError {
+        switch error.name.rawValue {
+        case DBusError.Name.serviceUnknown.rawValue, DBusError.Name.nameHasNoOwner.rawValue, DBusError.Name.noReply.rawValue,
+            DBusError.Name.disconnected.rawValue:
+            return OperationError("gaend is not running on \(busName) (\(error.name))", exitCode: .daemonUnreachable)
+        case DBusError.Name.accessDenied.rawValue:
+            return OperationError("not authorized: run as root or join the gaend group", exitCode: .notAuthorized)
+        case "org.gaend.Error.NotAuthorized":
+            return OperationError("not authorized: \(error.message)", exitCode: .notAuthorized)
+        default:
+            let name = error.name.rawValue.hasPrefix("org.gaend.Error.") ? String(error.name.rawValue.dropFirst(16)) : error.name.rawValue
+            return OperationError("\(name): \(error.message)")
+        }
+    }
+}
+
+/// Output helpers shared by the daemon commands.
+enum Output {
+    static func json(_ object: Any) -> String {
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return "{}" }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// A D-Bus value as plain JSON-able Swift (for --json).
+    static func plain(_ value: DBusValue) -> Any {
+        switch value {
+        case .byte(let v): Int(v)
+        case .boolean(let v): v
+        case .int16(let v): Int(v)
+        case .uint16(let v): Int(v)
+        case .int32(let v): Int(v)
+        case .uint32(let v): Int(v)
+        case .int64(let v): v
+        case .uint64(let v): v
+        case .double(let v): v
+        case .string(let v), .objectPath(let v), .signature(let v): v
+        case .unixFD(let v): Int(v.rawValue)
+        case .array(.byte, _): value.bytes.map { $0.map { String(format: "%02x", $0) }.joined() } ?? ""
+        case .array(_, let values): values.map(plain)
+        case .dictionary(_, _, let entries):
+            Dictionary(entries.map { ("\(plain($0.key))", plain($0.value)) }, uniquingKeysWith: { first, _ in first })
+        case .structure(let fields): fields.map(plain)
+        case .variant(let inner): plain(inner)
+        }
+    }
+
+    /// Unix seconds as `2026-11-21 16:20:00 UTC`, or "never" for 0.
+    static func time(_ seconds: UInt64) -> String {
+        guard seconds > 0 else { return "never" }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss 'UTC'"
+        return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
+    }
+}

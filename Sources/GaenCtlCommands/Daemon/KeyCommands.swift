@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+import ArgumentParser
+import DBus
+import Foundation
+
+/// `gaenctl keys [--test]` and `gaenctl preauthorize [--request]`.
+struct KeysCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "keys",
+        abstract: "Release the diagnosis keys (the current key is cut short and replaced); --test includes it unchanged (test mode).")
+
+    @OptionGroup var options: DaemonOptions
+
+    @Flag(help: "GetTestDiagnosisKeys: include the current key, change nothing (needs test-mode = true).")
+    var test = false
+
+    func run() async throws {
+        let client = try await options.connect()
+        let reply = try await client.call(test ? "GetTestDiagnosisKeys" : "GetDiagnosisKeys")
+        Self.print(reply.first ?? .array(element: .byte, []), json: options.json)
+    }
+
+    /// Prints keys of type a(ayuuu): one line each, or a JSON array.
+    static func print(_ keys: DBusValue, json: Bool) {
+        let rows = (keys.arrayElements ?? []).compactMap { $0.structureFields }.filter { $0.count == 4 }
+        if json {
+            Swift.print(
+                Output.json(
+                    rows.map {
+                        ["key": Output.plain($0[0]), "rolling_start": Output.plain($0[1]), "rolling_period": Output.plain($0[2]), "transmission_risk": Output.plain($0[3])]
+                    }))
+            return
+        }
+        Swift.print("key                               rolling start  period  risk")
+        for row in rows {
+            Swift.print("\(Output.plain(row[0]))  \(Output.plain(row[1]))  \(Output.plain(row[2]))  \(Output.plain(row[3]))")
+        }
+        Swift.print("\(rows.count) key\(rows.count == 1 ? "" : "s")")
+    }
+}
+
+struct PreauthorizeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "preauthorize",
+        abstract: "Pre-authorize releasing the keys (valid 5 days); --request releases them under that authorization.")
+
+    @OptionGroup var options: DaemonOptions
+
+    @Flag(help: "RequestPreAuthorizedDiagnosisKeys: release the keys now; they arrive by signal and are printed.")
+    var request = false
+
+    func run() async throws {
+        let client = try await options.connect()
+        guard request else {
+            _ = try await client.call("PreAuthorizeDiagnosisKeys")
+            print(options.json ? Output.json(["preauthorized": true]) : "key release pre-authorized for 5 days")
+            return
+        }
+        // Listen first: the keys come in DiagnosisKeysAvailable, sent before the call's reply.
+        let signals = try await client.signals()
+        _ = try await client.call("RequestPreAuthorizedDiagnosisKeys")
+        for await signal in signals where signal.member == "DiagnosisKeysAvailable" {
+            KeysCommand.print(signal.body.first ?? .array(element: .byte, []), json: options.json)
+            return
+        }
+        throw OperationError("gaend left the bus before sending the keys", exitCode: .daemonUnreachable)
+    }
+}
+
+/// `gaenctl reset [--yes]`.
+struct ResetCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "reset", abstract: "Delete all keys, the contact log, results, test results and the consent.")
+
+    @OptionGroup var options: DaemonOptions
+
+    @Flag(help: "Do not ask.")
+    var yes = false
+
+    func run() async throws {
+        if !yes {
+            guard isatty(0) != 0 else { throw UsageError("--yes", "needed when not run on a terminal: this deletes all data") }
+            FileHandle.standardError.write(Data("This deletes every key, the contact log and all results. Type yes to go on: ".utf8))
+            guard readLine()?.trimmingCharacters(in: .whitespaces) == "yes" else { throw OperationError("nothing was reset") }
+        }
+        let client = try await options.connect()
+        _ = try await client.call("ResetAllData")
+        print(options.json ? Output.json(["reset": true]) : "all data reset")
+    }
+}

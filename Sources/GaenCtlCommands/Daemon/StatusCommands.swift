@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+import ArgumentParser
+import DBus
+import Foundation
+
+/// `gaenctl status`: the daemon's properties, in the manner of `bluetoothctl show`.
+struct StatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "status", abstract: "Show gaend's state.")
+
+    @OptionGroup var options: DaemonOptions
+
+    static let order = [
+        "Status", "AuthorizationStatus", "Enabled", "RadioBackend", "Advertising", "LastScanTime", "SightingsToday", "LastDetectionTime",
+        "LastDetectionError", "DetectionsRemaining", "NextDetectionTime", "Region", "Version",
+    ]
+
+    func run() async throws {
+        let client = try await options.connect()
+        let properties = try await client.properties()
+        if options.json {
+            print(Output.json(properties.mapValues(Output.plain)))
+            return
+        }
+        print("gaend on \(client.busName) (\(DaemonClient.name) \(DaemonClient.path))")
+        for name in Self.order {
+            guard let value = properties[name] else { continue }
+            let text: String =
+                switch value {
+                case .boolean(let flag): flag ? "yes" : "no"
+                case .uint64(let seconds) where name.hasSuffix("Time"): Output.time(seconds)
+                case .string(let string) where string.isEmpty: "(none)"
+                default: "\(Output.plain(value))"
+                }
+            print("\t\(name): \(text)")
+        }
+    }
+}
+
+/// `gaenctl enable` and `gaenctl disable`.
+struct EnableCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "enable", abstract: "Turn Exposure Notification on (the first time records your consent).")
+
+    @OptionGroup var options: DaemonOptions
+
+    func run() async throws { try await SetEnabled.run(true, options) }
+}
+
+struct DisableCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "disable", abstract: "Turn Exposure Notification off (keys and data are kept).")
+
+    @OptionGroup var options: DaemonOptions
+
+    func run() async throws { try await SetEnabled.run(false, options) }
+}
+
+enum SetEnabled {
+    static func run(_ enabled: Bool, _ options: DaemonOptions) async throws {
+        let client = try await options.connect()
+        _ = try await client.call("SetEnabled", [.boolean(enabled)])
+        print(options.json ? Output.json(["enabled": enabled]) : "Exposure Notification \(enabled ? "enabled" : "disabled")")
+    }
+}
+
+/// `gaenctl watch`: the daemon's signals as they come.
+struct WatchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "watch", abstract: "Print gaend's signals (property changes, detection progress and results) as they come.")
+
+    @OptionGroup var options: DaemonOptions
+
+    @Option(help: "Stop after this many signals (default: never).")
+    var count: Int?
+
+    func run() async throws {
+        let client = try await options.connect()
+        let signals = try await client.signals()
+        // Ready: a script may act now and rely on seeing the result.
+        GaenCtl.writeLineNow(options.json ? Output.json(["watching": true]) : "watching gaend on \(client.busName)")
+        var seen = 0
+        for await signal in signals {
+            let member = signal.member ?? ""
+            if options.json {
+                GaenCtl.writeLineNow(Output.json(["signal": member, "arguments": signal.body.map(Output.plain)]))
+            } else if member == "PropertiesChanged", signal.body.count >= 2, let changed = signal.body[1].stringKeyed {
+                for (name, value) in changed.sorted(by: { $0.key < $1.key }) {
+                    GaenCtl.writeLineNow("[CHG] \(name): \(Output.plain(value))")
+                }
+            } else {
+                GaenCtl.writeLineNow("[SIG] \(member) \(signal.body.map { "\(Output.plain($0))" }.joined(separator: " "))")
+            }
+            seen += 1
+            if let count, seen >= count { return }
+        }
+        throw OperationError("gaend left \(client.busName)", exitCode: .daemonUnreachable)
+    }
+}

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+import Foundation
+import GaendTestSupport
+import Glibc
+import Testing
+
+/// A gaend with Manager1 on a private bus (its DBUS_SYSTEM_BUS_ADDRESS), and gaenctl against it.
+final class ManagerHarness: @unchecked Sendable {
+    // @unchecked: `daemon` is replaced only by the test's own sequential calls.
+    let bus: DBusDaemonFixture
+    let directory: TemporaryDirectory
+    var daemon: Process
+    let arguments: [String]
+
+    init(bus: DBusDaemonFixture? = nil, _ arguments: [String]) throws {
+        self.bus = try bus ?? DBusDaemonFixture()
+        directory = try TemporaryDirectory()
+        self.arguments = arguments
+        daemon = Process()
+        try start()
+    }
+
+    var stderrPath: String { "\(directory.path)/gaend.stderr" }
+    var stderr: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
+    var environment: [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["DBUS_SYSTEM_BUS_ADDRESS"] = bus.address
+        return environment
+    }
+
+    /// Starts gaend and waits (bounded) until `gaenctl status` reaches it.
+    func start() throws {
+        daemon = Process()
+        daemon.executableURL = try ToolRunner.productsDirectory().appendingPathComponent("gaend")
+        daemon.arguments = ["--data-dir", "\(directory.path)/data"] + arguments
+        daemon.environment = environment
+        daemon.standardOutput = FileHandle.nullDevice
+        if !FileManager.default.fileExists(atPath: stderrPath) { _ = FileManager.default.createFile(atPath: stderrPath, contents: nil) }
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: stderrPath))
+        handle.seekToEndOfFile()
+        daemon.standardError = handle
+        try daemon.run()
+        for _ in 0..<200 {
+            if try ctl(["status"]).status == 0 { return }
+            guard daemon.isRunning else { break }
+            usleep(50_000)
+        }
+        Issue.record("gaend did not come up on the bus:\n\(stderr)")
+        throw CancellationError()
+    }
+
+    /// gaenctl with `--bus` pointing at the private bus (added after the subcommand path).
+    func ctl(_ arguments: [String]) throws -> ToolRun {
+        try ToolRunner.run("gaenctl", arguments + ["--bus", bus.address])
+    }
+
+    func json(_ arguments: [String]) throws -> Any? {
+        let run = try ctl(arguments + ["--json"])
+        return try? JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8))
+    }
+
+    func status() throws -> [String: Any] { try json(["status"]) as? [String: Any] ?? [:] }
+
+    func stop() {
+        if daemon.isRunning {
+            kill(daemon.processIdentifier, SIGTERM)
+            daemon.waitUntilExit()
+        }
+    }
+
+    deinit {
+        if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) }
+    }
+}
+
+/// Polls `condition` for up to 30 s.
+func eventually(_ what: String, _ condition: () throws -> Bool) throws {
+    let deadline = ContinuousClock.now.advanced(by: .seconds(30))
+    while try !condition() {
+        guard ContinuousClock.now < deadline else {
+            Issue.record("timed out waiting for \(what)")
+            throw CancellationError()
+        }
+        usleep(50_000)
+    }
+}
