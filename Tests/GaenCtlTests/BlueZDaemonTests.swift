@@ -183,3 +183,71 @@ struct BlueZDaemonTests {
         #expect(heard.compactMap(\.rssi.maximum).max() == -60)
     }
 }
+
+/// Manager1's radio properties follow bluetoothd (the mock) and SetEnabled.
+@Suite(.enabled(if: BlueZMockFixture.python != nil, "no dbusmock venv: run `make test-peers` (make check does)"))
+struct ManagerRadioTests {
+    @Test(.timeLimit(.minutes(1)))
+    func statusFollowsTheAdapterAndTheOwnersChoice() async throws {
+        let mock = try BlueZMockFixture()
+        let control = try await DBusConnection.bus(address: mock.bus.address)
+        func mockCall(_ member: String, _ arguments: [DBusValue]) async throws -> [DBusValue] {
+            try await control.call(destination: "org.bluez", path: "/", interface: "org.bluez.Mock", member: member, arguments)
+        }
+        _ = try await mockCall("AddAdapter", [.string("hci0"), .string("gaend test")])
+        let harness = try ManagerHarness(bus: mock.bus, ["--radio", "bluez:hci0", "--scan-window", "0.5", "--scan-interval", "1-1"])
+        func status() throws -> String { try harness.status()["Status"] as? String ?? "" }
+        func advertisements() async throws -> Int { try await mockCall("GetAdvertisements", [.string("hci0")]).first?.arrayElements?.count ?? -1 }
+        func discovering() async throws -> Int {
+            try await mockCall("GetDiscoverySessions", [.string("hci0")]).first?.arrayElements?.filter { $0.structureFields?[1] == .boolean(true) }.count ?? -1
+        }
+
+        // Never enabled: nothing on the air.
+        #expect(try status() == "disabled")
+        #expect(try await advertisements() == 0)
+        let watchOutput = harness.directory.path + "/watch.out"
+        let watch = try ManagerDaemonTests.startWatch(harness, output: watchOutput, count: nil)
+        defer { if watch.isRunning { kill(watch.processIdentifier, SIGKILL) } }
+        #expect(try harness.ctl(["enable"]).status == 0)
+        try eventually("active") { try status() == "active" }
+        #expect(try harness.status()["Advertising"] as? Bool == true)
+        #expect(try await advertisements() == 1)
+
+        // A sighting shows in SightingsToday and LastScanTime.
+        for _ in 0..<300 {
+            let seen = try? await mockCall(
+                "SeeAdvert", [.string("hci0"), .string("3A:5B:7C:9D:1E:2F"), .string("random"), .bytes(BlueZDaemonTests.vectorPayload), .int16(-60)])
+            if seen?.first == .boolean(true) { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try eventually("the sighting counted") { try harness.status()["SightingsToday"] as? Int ?? 0 >= 1 }
+        #expect(try harness.status()["LastScanTime"] as? Int ?? 0 > 0)
+
+        // Adapter off and on.
+        _ = try await control.call(
+            destination: "org.bluez", path: "/org/bluez/hci0", interface: "org.freedesktop.DBus.Properties", member: "Set",
+            [.string("org.bluez.Adapter1"), .string("Powered"), .variant(.boolean(false))])
+        try eventually("bluetooth-off") { try status() == "bluetooth-off" }
+        #expect(try harness.status()["Advertising"] as? Bool == false)
+        _ = try await control.call(
+            destination: "org.bluez", path: "/org/bluez/hci0", interface: "org.freedesktop.DBus.Properties", member: "Set",
+            [.string("org.bluez.Adapter1"), .string("Powered"), .variant(.boolean(true))])
+        try eventually("active again") { try status() == "active" }
+
+        // Disabled: advertising and discovery stop; keys and data stay.
+        #expect(try harness.ctl(["disable"]).status == 0)
+        try eventually("disabled") { try status() == "disabled" }
+        try await eventually("advertisement withdrawn") { (try? await advertisements()) == 0 }
+        try await eventually("discovery stopped") { (try? await discovering()) == 0 }
+        #expect(try harness.status()["SightingsToday"] as? Int ?? 0 >= 1)
+
+        kill(watch.processIdentifier, SIGTERM)
+        watch.waitUntilExit()
+        let watched = try String(contentsOfFile: watchOutput, encoding: .utf8)
+        for status in ["active", "bluetooth-off", "disabled"] {
+            #expect(watched.contains(#""Status":"\#(status)""#), "watch output lacks Status \(status)")
+        }
+        harness.stop()
+        #expect(harness.daemon.terminationStatus == 0)
+    }
+}

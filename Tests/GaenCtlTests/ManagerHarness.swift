@@ -85,3 +85,15 @@ func eventually(_ what: String, _ condition: () throws -> Bool) throws {
         usleep(50_000)
     }
 }
+
+/// `eventually` for async conditions.
+func eventually(_ what: String, _ condition: () async throws -> Bool) async throws {
+    let deadline = ContinuousClock.now.advanced(by: .seconds(30))
+    while try await !condition() {
+        guard ContinuousClock.now < deadline else {
+            Issue.record("timed out waiting for \(what)")
+            throw CancellationError()
+        }
+        try await Task.sleep(for: .milliseconds(50))
+    }
+}

@@ -11,6 +11,8 @@ public final class DBusDaemonFixture: @unchecked Sendable {
     public let directory: String
     /// `unix:path=...`, for DBUS_SYSTEM_BUS_ADDRESS or `busctl --address`.
     public let address: String
+    /// Something the bus configuration refers to (an included file's directory), kept alive with it.
+    private let kept: AnyObject?
 
     public static let allowAll = """
         <busconfig>
@@ -34,7 +36,8 @@ public final class DBusDaemonFixture: @unchecked Sendable {
         """
 
     /// - Parameter configuration: a bus configuration with `@SOCKET@` where the socket path goes.
-    public init(configuration: String = DBusDaemonFixture.allowAll) throws {
+    public init(configuration: String = DBusDaemonFixture.allowAll, keeping kept: AnyObject? = nil) throws {
+        self.kept = kept
         let directory = FileManager.default.temporaryDirectory.path + "/gaend-bus-" + UUID().uuidString.prefix(8)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
         self.directory = directory

@@ -50,5 +50,6 @@ public enum ToolRunner {
 
 public struct ToolRunnerError: Error, CustomStringConvertible {
     public var message: String
+    public init(message: String) { self.message = message }
     public var description: String { message }
 }

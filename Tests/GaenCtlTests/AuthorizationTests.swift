@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+import DBus
+import Foundation
+import GaendTestSupport
+import Glibc
+import Testing
+
+/// Who may drive gaend: the shipped D-Bus policy enforced by a real dbus-daemon (callers of other
+/// users run with setpriv), and polkit's decisions through python-dbusmock's stock polkitd template.
+@Suite(.timeLimit(.minutes(1)))
+struct AuthorizationTests {
+    /// A system bus like Debian's (deny own and method calls by default) with the shipped policy
+    /// included, its user "gaend" mapped to root (the test's daemon) and group "gaend" to `group`.
+    static func systemLikeBus(group: String) throws -> DBusDaemonFixture {
+        let shipped = try String(contentsOfFile: BumbleFixture.root.appendingPathComponent("dbus-policy/org.gaend.conf").path, encoding: .utf8)
+        let mapped = shipped.replacingOccurrences(of: #"user="gaend""#, with: #"user="root""#).replacingOccurrences(of: #"group="gaend""#, with: #"group="\#(group)""#)
+        let directory = try TemporaryDirectory()
+        let policy = directory.path + "/org.gaend.conf"
+        try mapped.write(toFile: policy, atomically: true, encoding: .utf8)
+        _ = chmod(directory.path, 0o755)
+        return try DBusDaemonFixture(
+            configuration: """
+                <busconfig>
+                  <type>system</type>
+                  <listen>unix:path=@SOCKET@</listen>
+                  <auth>EXTERNAL</auth>
+                  <policy context="default">
+                    <allow user="*"/>
+                    <deny own="*"/>
+                    <deny send_type="method_call"/>
+                    <allow send_type="signal"/>
+                    <allow send_requested_reply="true" send_type="method_return"/>
+                    <allow send_requested_reply="true" send_type="error"/>
+                    <allow receive_type="method_call"/>
+                    <allow receive_type="method_return"/>
+                    <allow receive_type="error"/>
+                    <allow receive_type="signal"/>
+                    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
+                    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
+                    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Properties"/>
+                    <deny send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus" send_member="UpdateActivationEnvironment"/>
+                  </policy>
+                  <include>\(policy)</include>
+                </busconfig>
+                """, keeping: directory)
+    }
+
+    /// gaenctl as `nobody`, optionally with a supplementary group.
+    static func asNobody(_ harness: ManagerHarness, group: String? = nil, _ arguments: [String]) throws -> ToolRun {
+        let gaenctl = try ToolRunner.productsDirectory().appendingPathComponent("gaenctl").path
+        let groups = group.map { ["--groups=\($0)"] } ?? ["--clear-groups"]
+        return try ToolRunner.runProgram("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534"] + groups + [gaenctl] + arguments + ["--bus", harness.bus.address])
+    }
+
+    @Test func theShippedPolicyLetsRootAndTheGroupCallAndEveryoneLook() throws {
+        let usersGroup = "100"
+        let bus = try Self.systemLikeBus(group: "users")
+        let harness = try ManagerHarness(bus: bus, ["--radio", "none"])
+        // Anyone may read the state.
+        let looked = try Self.asNobody(harness, ["status"])
+        #expect(looked.status == 0, "\(looked.standardError)")
+        #expect(looked.standardOutput.contains("\tStatus: paused"))
+        // Not a method: refused by the bus, exit 4 with the way out.
+        let refused = try Self.asNobody(harness, ["enable"])
+        #expect(refused.status == 4)
+        #expect(refused.standardError.contains("not authorized: run as root or join the gaend group"))
+        #expect(try Self.asNobody(harness, ["test-result", "list"]).status == 4)
+        #expect(try harness.status()["Enabled"] as? Bool == false)
+        // A member of the group may.
+        let member = try Self.asNobody(harness, group: usersGroup, ["enable"])
+        #expect(member.status == 0, "\(member.standardError)")
+        #expect(try harness.status()["Enabled"] as? Bool == true)
+        // Root may; a second owner of the name is refused by the policy (only the daemon's user).
+        #expect(try harness.ctl(["disable"]).status == 0)
+        let impostor = try ToolRunner.runProgram(
+            "/usr/bin/setpriv",
+            ["--reuid=65534", "--regid=65534", "--clear-groups", try ToolRunner.productsDirectory().appendingPathComponent("gaend").path, "--radio", "none",
+             "--bus", bus.address, "--data-dir", "/tmp/gaend-nobody-\(getpid())"])
+        #expect(impostor.status == 1)
+        #expect(impostor.standardError.contains("not allowed to own org.gaend"))
+        harness.stop()
+    }
+
+    @Test func keyReleaseAndResetAskPolkit() async throws {
+        let harness = try ManagerHarness(["--radio", "none", "--enable", "true"])
+        let polkit = try DBusMockProcess(template: "polkitd", bus: harness.bus.address, name: "org.freedesktop.PolicyKit1")
+        let control = try await DBusConnection.bus(address: harness.bus.address)
+        func allow(_ actions: [String]) async throws {
+            _ = try await control.call(
+                destination: "org.freedesktop.PolicyKit1", path: "/org/freedesktop/PolicyKit1/Authority", interface: "org.freedesktop.DBus.Mock",
+                member: "SetAllowed", [.strings(actions)])
+        }
+        let denied = try harness.ctl(["keys"])
+        #expect(denied.status == 4)
+        #expect(denied.standardError.contains("polkit refused org.gaend.release-keys"))
+        #expect(try harness.ctl(["preauthorize"]).status == 4)
+        try await allow(["org.gaend.release-keys"])
+        #expect(try harness.ctl(["keys"]).status == 0)
+        #expect(try harness.ctl(["preauthorize"]).status == 0)
+        let reset = try harness.ctl(["reset", "--yes"])
+        #expect(reset.status == 4)
+        #expect(reset.standardError.contains("org.gaend.reset"))
+        try await allow(["org.gaend.release-keys", "org.gaend.reset"])
+        #expect(try harness.ctl(["reset", "--yes"]).status == 0)
+        // Reading and enabling are not polkit's business.
+        #expect(try harness.ctl(["enable"]).status == 0)
+        polkit.stop()
+        harness.stop()
+    }
+}
+
+/// A python-dbusmock stock template on a private bus, ended by its PID.
+final class DBusMockProcess: @unchecked Sendable {
+    let process = Process()
+
+    init(template: String, bus: String, name: String) throws {
+        guard let python = BlueZMockFixture.python else { throw ToolRunnerError(message: "no dbusmock venv: run make test-peers") }
+        process.executableURL = URL(fileURLWithPath: python)
+        process.arguments = ["-m", "dbusmock", "--system", "-t", template]
+        var environment = ProcessInfo.processInfo.environment
+        environment["DBUS_SYSTEM_BUS_ADDRESS"] = bus
+        process.environment = environment
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        try eventually("\(name) on the bus") {
+            try ToolRunner.runProgram(
+                "/usr/bin/busctl", ["--address=\(bus)", "call", "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner", "s", name]
+            ).standardOutput.hasPrefix("b true")
+        }
+    }
+
+    func stop() {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    deinit { stop() }
+}
