@@ -30,7 +30,7 @@ public enum DetectionSetup {
         guard !trusted.isEmpty else {
             throw DaemonConfigurationError(key: "export-key", problem: "index-url is set but no export signing key is trusted")
         }
-        var exposureConfiguration = ExposureConfiguration(v2: V2Configuration())
+        var exposureConfiguration = builtInConfiguration
         if let path = servers.exposureConfigurationPath {
             guard let data = FileManager.default.contents(atPath: path) else {
                 throw DaemonConfigurationError(key: "exposure-configuration", problem: "\(path) cannot be read")
@@ -48,6 +48,17 @@ public enum DetectionSetup {
         return DetectionWorker(
             dataDirectory: dataDirectory, downloader: downloader, policy: SignaturePolicy(trustedKeys: trusted),
             defaultConfiguration: exposureConfiguration, clock: clock, observer: observer, settings: settings, logger: logger)
+    }
+}
+
+extension DetectionSetup {
+    /// The configuration without `exposure-configuration`: v2 with the framework's defaults, and
+    /// every day from 14 before to 14 after symptom onset standard infectiousness (an empty map
+    /// would score no key that carries days since onset: unmapped days are "none").
+    public static var builtInConfiguration: ExposureConfiguration {
+        var v2 = V2Configuration()
+        for day in -14...14 { v2.infectiousnessForDaysSinceOnset[day] = .standard }
+        return ExposureConfiguration(v2: v2)
     }
 }
 

@@ -12,11 +12,13 @@ final class ManagerHarness: @unchecked Sendable {
     let directory: TemporaryDirectory
     var daemon: Process
     let arguments: [String]
+    let extraEnvironment: [String: String]
 
-    init(bus: DBusDaemonFixture? = nil, _ arguments: [String]) throws {
+    init(bus: DBusDaemonFixture? = nil, environment: [String: String] = [:], directory: TemporaryDirectory? = nil, _ arguments: [String]) throws {
         self.bus = try bus ?? DBusDaemonFixture()
-        directory = try TemporaryDirectory()
+        self.directory = try directory ?? TemporaryDirectory()
         self.arguments = arguments
+        extraEnvironment = environment
         daemon = Process()
         try start()
     }
@@ -26,6 +28,7 @@ final class ManagerHarness: @unchecked Sendable {
     var environment: [String: String] {
         var environment = ProcessInfo.processInfo.environment
         environment["DBUS_SYSTEM_BUS_ADDRESS"] = bus.address
+        environment.merge(extraEnvironment) { $1 }
         return environment
     }
 

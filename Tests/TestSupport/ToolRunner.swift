@@ -23,15 +23,16 @@ public enum ToolRunner {
         return directory
     }
 
-    /// Runs `tool` (e.g. "gaenctl") with `arguments` and waits for it to exit.
-    public static func run(_ tool: String, _ arguments: [String]) throws -> ToolRun {
+    /// Runs `tool` (e.g. "gaenctl") with `arguments` and waits for it to exit; a tool still
+    /// running after `limit` seconds is killed (exit 124), so a hang fails a test instead of CI.
+    public static func run(_ tool: String, _ arguments: [String], limit: Int = 120) throws -> ToolRun {
         let executable = try productsDirectory().appendingPathComponent(tool)
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
             throw ToolRunnerError(message: "\(tool) is not built at \(executable.path)")
         }
         let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+        process.arguments = ["-k", "5", "\(limit)", executable.path] + arguments
         let output = Pipe()
         let error = Pipe()
         process.standardOutput = output

@@ -52,6 +52,8 @@ final class Pump: @unchecked Sendable {
 
     /// Opens the connection on a new pump thread; returns once it is registered on the bus.
     static func start(_ address: Address, events: Events) async throws(DBusError) -> Pump {
+        // Messages are built on callers' threads: libdbus's global locks must be real ones.
+        guard dbus_threads_init_default() != 0 else { throw DBusError(.noMemory, "dbus_threads_init_default") }
         let pump = try Pump(events: events)
         let result: Result<Void, DBusError> = await withCheckedContinuation { continuation in
             pump.spawn(address) { continuation.resume(returning: $0) }
@@ -311,6 +313,8 @@ final class Pump: @unchecked Sendable {
         }
         let after = ContinuousClock.now
         for entry in timeouts where entry.deadline.map({ $0 <= after }) ?? false {
+            // An earlier handler in this loop may have removed (and libdbus freed) it.
+            guard timeouts.contains(where: { $0.timeout == entry.timeout }) else { continue }
             // Re-armed first: the handler may remove or toggle it.
             setTimeout(entry.timeout)
             dbus_timeout_handle(entry.timeout)

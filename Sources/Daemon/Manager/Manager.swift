@@ -177,7 +177,7 @@ public actor Manager {
     public func dailySummaries(configurationJSON: String) async throws(ManagerError) -> String {
         let worker = try requireWorker()
         let configuration = try configuration(configurationJSON)
-        guard let result = await worker.rescore(configuration ?? ExposureConfiguration(v2: V2Configuration())) else { return "[]" }
+        guard let result = await worker.rescore(configuration ?? worker.defaultConfiguration) else { return "[]" }
         return result.json.member("daily_summaries")?.serialized() ?? "[]"
     }
 

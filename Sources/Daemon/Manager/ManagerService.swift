@@ -64,7 +64,8 @@ public struct ManagerService: Service {
         signals.attach(connection)
         defer { signals.attach(nil) }
         logger.notice("on the bus", metadata: ["name": "\(ManagerObject.busName)", "unique": "\(connection.uniqueName)"])
-        notifier.notify("READY=1\nSTATUS=\(await Self.statusLine(manager))")
+        let readyStatus = await Self.statusLine(manager)
+        notifier.notify("READY=1\nSTATUS=\(readyStatus)")
 
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -81,7 +82,7 @@ public struct ManagerService: Service {
             }
             group.addTask {
                 var published = await manager.properties()
-                var lastStatus = ""
+                var lastStatus = readyStatus
                 for await _ in triggers {
                     let now = await manager.properties()
                     let changes = now.filter { published[$0.key] != $0.value }

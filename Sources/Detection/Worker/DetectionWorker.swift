@@ -30,7 +30,8 @@ public actor DetectionWorker {
     private let dataDirectory: DataDirectory
     private let downloader: KeyFileDownloader
     private let policy: SignaturePolicy
-    private let defaultConfiguration: ExposureConfiguration
+    /// The health authority's configuration, used when a run is not given one.
+    public nonisolated let defaultConfiguration: ExposureConfiguration
     private let clock: any WallClock
     private let timerSleeper: any RetrySleeper
     private let deadlineSleeper: any RetrySleeper

@@ -53,7 +53,7 @@ struct DetectCommand: AsyncParsableCommand {
         print("files: \(files.count), keys: \(statistics["keys"] ?? 0), matched keys: \(statistics["matched_keys"] ?? 0)")
         print("exposure windows: \((object["windows"] as? [Any])?.count ?? 0)")
         for summary in object["daily_summaries"] as? [[String: Any]] ?? [] {
-            print("  \(summary["date"] ?? "?"): score \(summary["maximum_score"] ?? 0) (sum \(summary["score_sum"] ?? 0))")
+            print("  \(summary["day"] ?? "?"): score \(summary["maximum_score"] ?? 0) (sum \(summary["score_sum"] ?? 0))")
         }
     }
 }

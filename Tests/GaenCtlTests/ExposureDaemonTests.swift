@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+import ContactLog
+import ENCore
+import ENCrypto
+import Foundation
+import GaendTestSupport
+import Glibc
+import KeyFiles
+import Logging
+import Storage
+import Testing
+
+/// A planted exposure found through Manager1: the contact log holds a key's RPIs, the key server's
+/// export holds the key; `gaenctl detect` shows progress and the window, `watch` sees
+/// ExposureDetected, and systemd's notify socket gets READY, STATUS, RELOADING and STOPPING.
+@Suite(.timeLimit(.minutes(1)))
+struct ExposureDaemonTests {
+    @Test func aPlantedExposureIsDetectedAndSignalled() async throws {
+        let directory = try TemporaryDirectory()
+        let data = DataDirectory(path: directory.path + "/data")
+        let tek = Bytes16(words: (0x0102_0304_0506_0708, 0x090A_0B0C_0D0E_0F10))
+        let day = UTCDay(containing: SystemWallClock().now()).advanced(by: -2)
+        let crypto = try ExposureKeyCrypto()
+        let (rpik, aemk) = crypto.keys(for: tek)
+        do {
+            let writer = try ContactLogWriter(
+                dataDirectory: data, clock: SystemWallClock(), logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
+            let first = day.start.adding(seconds: 9 * 3600)
+            // Five scans, 4 minutes apart, at −55 dB: about 20 minutes near the key's owner.
+            for scan in 0..<5 {
+                let seen = first.adding(seconds: Int64(scan) * 240)
+                let rpi = crypto.rpi(rpik: rpik, interval: try #require(ENIntervalNumber(containing: seen)))
+                var rssi = RSSISummary()
+                rssi.add(-55)
+                let aggregate = ContactAggregate(
+                    rpi: rpi, aem: crypto.aem(for: .version1_1(txPower: 0, calibrationConfidence: .low), aemk: aemk, rpi: rpi), firstSeen: seen,
+                    lastSeen: seen.adding(seconds: 1), reports: 1, rssi: rssi, previousScanEnd: seen.adding(seconds: -236))
+                try await writer.append(
+                    window: ScanWindowRecord(
+                        start: seen, end: seen.adding(seconds: 4), reports: 1, exposureNotificationReports: 1, aggregates: 1,
+                        previousScanEnd: seen.adding(seconds: -236), monotonicMilliseconds: 4000),
+                    aggregates: [aggregate])
+            }
+        }
+        let signing = try ECDSAPrivateKey()
+        let key = try TemporaryExposureKey(keyData: tek, rollingStartIntervalNumber: try #require(day.firstInterval))
+        let zip = try KeyFileWriter(signingKey: signing, keyID: "310", keyVersion: "v1").archive(
+            KeyExport(
+                startTimestamp: 1, endTimestamp: 2, region: "CH",
+                keys: [DiagnosisKey(key: key, transmissionRiskLevel: 4, reportType: .confirmedTest, daysSinceOnsetOfSymptoms: 0)]))
+        let server = try HTTPFixture()
+        try await server.set(["/index.txt": .text("1.zip\n"), "/1.zip": HTTPFixture.Route(body: zip)])
+        let pem = directory.path + "/export.pem"
+        try signing.publicKeyPEM.write(toFile: pem, atomically: true, encoding: .utf8)
+        let notify = try NotifySocket(path: directory.path + "/notify.sock")
+
+        let harness = try ManagerHarness(
+            environment: ["NOTIFY_SOCKET": notify.path], directory: directory,
+            ["--radio", "none", "--index-url", server.baseURL + "/index.txt", "--export-key", "310:v1:\(pem)", "--enable", "true"])
+        let ready = try notify.receive()
+        #expect(ready.hasPrefix("READY=1\nSTATUS=exposure notification "), "\(ready)")
+
+        let watchOutput = directory.path + "/watch.out"
+        let watch = try ManagerDaemonTests.startWatch(harness, output: watchOutput, count: nil)
+        defer { if watch.isRunning { kill(watch.processIdentifier, SIGKILL) } }
+        let detected = try harness.ctl(["detect"])
+        #expect(detected.status == 0, "\(detected.standardError)")
+        #expect(detected.standardOutput.contains("progress 1/1 keys"))
+        #expect(detected.standardOutput.contains("files: 1, keys: 1, matched keys: 1"))
+        #expect(detected.standardOutput.contains("exposure windows: 1"))
+        #expect(detected.standardOutput.contains("  \(day): score "), "\(detected.standardOutput)")
+        try eventually("DetectionFinished") { (try? String(contentsOfFile: watchOutput, encoding: .utf8))?.contains("DetectionFinished") == true }
+        let watchedSoFar = (try? String(contentsOfFile: watchOutput, encoding: .utf8)) ?? ""
+        #expect(watchedSoFar.contains("ExposureDetected"), "\(watchedSoFar)\n\(detected.standardOutput)")
+        let signalled = try String(contentsOfFile: watchOutput, encoding: .utf8)
+        #expect(signalled.split(separator: "\n").contains { $0.contains(#",1],"signal":"ExposureDetected""#) })
+        let windows = try harness.json(["exposures", "--windows"]) as? [[String: Any]] ?? []
+        #expect(windows.count == 1)
+        #expect((windows.first?["scan_instances"] as? [Any])?.count == 5)
+        let summaries = try harness.json(["exposures", "--summaries"]) as? [[String: Any]] ?? []
+        #expect(summaries.count == 1)
+        #expect(summaries.first?["day"] as? String == day.description)
+        #expect(try harness.ctl(["exposures"]).standardOutput.contains("day=\(day)"))
+
+        // SIGHUP and SIGTERM, as systemd sees them.
+        kill(harness.daemon.processIdentifier, SIGHUP)
+        // (STATUS= lines may come between, when the status changes.)
+        func next() throws -> String {
+            var message = try notify.receive()
+            while message.hasPrefix("STATUS=") { message = try notify.receive() }
+            return message
+        }
+        #expect(try next() == "RELOADING=1")
+        #expect(try next() == "READY=1")
+        harness.stop()
+        #expect(harness.daemon.terminationStatus == 0)
+        var last = ""
+        while let message = try? notify.receive(), !message.isEmpty { last = message }
+        #expect(last == "STOPPING=1")
+    }
+}
+
+/// A datagram socket standing in for systemd's notify socket.
+final class NotifySocket {
+    let path: String
+    private let descriptor: Int32
+
+    init(path: String) throws {
+        self.path = path
+        descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard bound == 0 else { throw ToolRunnerError(message: "bind \(path): errno \(errno)") }
+        // A bound on every wait: a message that never comes fails the test instead of hanging it.
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    /// The next message (throws after 10 s without one).
+    func receive() throws -> String {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = recv(descriptor, &buffer, buffer.count, 0)
+        guard count >= 0 else { throw ToolRunnerError(message: "no notify message: errno \(errno)") }
+        return String(decoding: buffer.prefix(count), as: UTF8.self)
+    }
+
+    deinit {
+        close(descriptor)
+        unlink(path)
+    }
+}
