@@ -71,6 +71,8 @@ let package = Package(
             name: "Radio",
             dependencies: ["ENCore", "ENCrypto", "HCI", "KeySchedule", "ContactLog", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSwift),
+        // gaen-keyserver's logic: publish validation (more to come: storage, verification, export).
+        .target(name: "KeyServer", dependencies: ["ENCore"], swiftSettings: strictSwift),
         // The radio back end beside bluetoothd, over D-Bus.
         .target(
             name: "BlueZ",
@@ -159,6 +161,7 @@ let package = Package(
             name: "BlueZTests",
             dependencies: ["BlueZ", "DBus", "HCI", "Radio", "ENCore", "GaendTestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSwift),
+        .testTarget(name: "KeyServerTests", dependencies: ["KeyServer", "ENCore"], swiftSettings: strictSwift),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "GaendTestSupport"], swiftSettings: strictSwift),
         .testTarget(
             name: "DetectionTests",

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+/// A refused publish request, with the reference server's error code (exposure-notifications-server
+/// pkg/api/v1/exposure_types.go) and the HTTP status it answers with.
+public struct PublishError: Error, Equatable, Sendable, CustomStringConvertible {
+    public enum Code: String, Sendable {
+        case badRequest = "bad_request"
+        case unknownHealthAuthorityID = "unknown_health_authority_id"
+        case verificationCertificateInvalid = "health_authority_verification_certificate_invalid"
+        case missingRevisionToken = "missing_revision_token"
+        case invalidRevisionToken = "invalid_revision_token"
+        case keyAlreadyRevised = "key_already_revised"
+        case invalidReportTypeTransition = "invalid_report_type_transition"
+        case internalError = "internal_error"
+    }
+
+    public var code: Code
+    public var message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var status: Int {
+        switch code {
+        case .internalError: 500
+        case .verificationCertificateInvalid: 401
+        default: 400
+        }
+    }
+
+    public var description: String { "\(code.rawValue): \(message)" }
+}
