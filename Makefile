@@ -23,7 +23,7 @@ UNIT_BINDIR ?= $(PREFIX)/bin
 # Debian packages the build needs: the C libraries (through pkg-config) and pkg-config itself.
 # The D-Bus test peer needs dbus-python and PyGObject from Debian, dbus-daemon, gdbus (libglib2.0-bin)
 # and busctl (only in systemd on Debian 12).
-APT_PACKAGES = pkg-config libssl-dev libdbus-1-dev libbluetooth-dev zlib1g-dev openssl libcurl4 python3 python3-venv \
+APT_PACKAGES = pkg-config libssl-dev libdbus-1-dev libbluetooth-dev libsqlite3-dev zlib1g-dev openssl libcurl4 python3 python3-venv \
 	python3-dbus python3-gi dbus-daemon libglib2.0-bin systemd
 
 # The test peers: Bumble's virtual controllers and host, pinned, in a venv of the project's own.

@@ -33,6 +33,7 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         .systemLibrary(name: "CBlueZ", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // What Swift cannot import from those headers: function-like macros and typed constants.
         .target(name: "CGaendShims", dependencies: ["COpenSSL", "CDBus", "CBlueZ"]),
 
@@ -71,8 +72,10 @@ let package = Package(
             name: "Radio",
             dependencies: ["ENCore", "ENCrypto", "HCI", "KeySchedule", "ContactLog", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSwift),
-        // gaen-keyserver's logic: publish validation (more to come: storage, verification, export).
-        .target(name: "KeyServer", dependencies: ["ENCore"], swiftSettings: strictSwift),
+        // The only libsqlite3 user: a connection, statements, transactions.
+        .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: strictSwift),
+        // gaen-keyserver's logic: publish validation and storage (more to come: verification, export).
+        .target(name: "KeyServer", dependencies: ["ENCore", "SQLite"], swiftSettings: strictSwift),
         // The radio back end beside bluetoothd, over D-Bus.
         .target(
             name: "BlueZ",
@@ -161,7 +164,7 @@ let package = Package(
             name: "BlueZTests",
             dependencies: ["BlueZ", "DBus", "HCI", "Radio", "ENCore", "GaendTestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSwift),
-        .testTarget(name: "KeyServerTests", dependencies: ["KeyServer", "ENCore"], swiftSettings: strictSwift),
+        .testTarget(name: "KeyServerTests", dependencies: ["KeyServer", "SQLite", "ENCore", "GaendTestSupport"], swiftSettings: strictSwift),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "GaendTestSupport"], swiftSettings: strictSwift),
         .testTarget(
             name: "DetectionTests",

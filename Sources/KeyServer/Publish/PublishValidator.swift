@@ -24,6 +24,13 @@ public struct PublishValidator: Sendable {
         public var transmissionRisk: Int32
         public var daysSinceOnsetOfSymptoms: Int32?
         public var exportAfter: UnixTime
+
+        public init(key: TemporaryExposureKey, transmissionRisk: Int32, daysSinceOnsetOfSymptoms: Int32?, exportAfter: UnixTime) {
+            self.key = key
+            self.transmissionRisk = transmissionRisk
+            self.daysSinceOnsetOfSymptoms = daysSinceOnsetOfSymptoms
+            self.exportAfter = exportAfter
+        }
     }
 
     public struct Outcome: Sendable, Equatable {

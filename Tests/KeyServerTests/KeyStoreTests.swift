@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+import ENCore
+import Foundation
+import GaendTestSupport
+import KeyServer
+import SQLite
+import Testing
+
+/// Publishing into SQLite: inserts, revisions with the token, and refusals that store nothing.
+@Suite struct KeyStoreTests {
+    static let now = PublishValidatorTests.now
+
+    static func accepted(_ bytes: [UInt8], exportAfter: UnixTime = now) throws -> PublishValidator.AcceptedKey {
+        PublishValidator.AcceptedKey(
+            key: try TemporaryExposureKey(keyData: Bytes16(bytes)!, rollingStartIntervalNumber: ENIntervalNumber(rawValue: 2_991_888)),
+            transmissionRisk: 2, daysSinceOnsetOfSymptoms: 1, exportAfter: exportAfter)
+    }
+
+    static func count(_ path: String) throws -> Int64 {
+        try SQLiteDatabase(path: path).query("SELECT count(*) FROM exposure").first?.first?.integer ?? -1
+    }
+
+    @Test func aLikelyDiagnosisIsConfirmedOnceWithItsToken() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/keys.sqlite"
+        let store = try KeyStore(path: path)
+        let first = try await store.publish(
+            [try Self.accepted(Array(repeating: 1, count: 16)), try Self.accepted(Array(repeating: 2, count: 16))], reportType: 2,
+            healthAuthority: "ch.example", traveler: false, revisionToken: nil, now: Self.now)
+        #expect(first.inserted == 2)
+        #expect(!first.revisionToken.isEmpty)
+
+        // The same key again, and a new one, without the token: refused, and the new key not stored.
+        await #expect(throws: PublishError(.missingRevisionToken, "a key was published before: send its revision token")) {
+            try await store.publish(
+                [try Self.accepted(Array(repeating: 3, count: 16)), try Self.accepted(Array(repeating: 1, count: 16))], reportType: 1,
+                healthAuthority: "ch.example", traveler: false, revisionToken: nil, now: Self.now)
+        }
+        #expect(try Self.count(path) == 2)
+        await #expect { try await store.publish([try Self.accepted(Array(repeating: 1, count: 16))], reportType: 1, healthAuthority: "x", traveler: false, revisionToken: "forged", now: Self.now) }
+            throws: { ($0 as? PublishError)?.code == .invalidRevisionToken }
+
+        // Likely → confirmed with the token: revised; a second revision is refused.
+        let revised = try await store.publish(
+            [try Self.accepted(Array(repeating: 1, count: 16))], reportType: 1, healthAuthority: "ch.example", traveler: false,
+            revisionToken: first.revisionToken, now: Self.now)
+        #expect(revised.revised == 1 && revised.inserted == 0)
+        await #expect { try await store.publish([try Self.accepted(Array(repeating: 1, count: 16))], reportType: 5, healthAuthority: "x", traveler: false, revisionToken: first.revisionToken, now: Self.now) }
+            throws: { ($0 as? PublishError)?.code == .keyAlreadyRevised }
+        // Confirmed cannot be revised into anything.
+        let confirmed = try await store.publish(
+            [try Self.accepted(Array(repeating: 9, count: 16))], reportType: 1, healthAuthority: "ch.example", traveler: false, revisionToken: nil, now: Self.now)
+        await #expect { try await store.publish([try Self.accepted(Array(repeating: 9, count: 16))], reportType: 5, healthAuthority: "x", traveler: false, revisionToken: confirmed.revisionToken, now: Self.now) }
+            throws: { ($0 as? PublishError)?.code == .invalidReportTypeTransition }
+        #expect(try Self.count(path) == 3)
+    }
+
+    @Test func embargoedKeysAreNotExportableYet() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try KeyStore(path: directory.path + "/keys.sqlite")
+        _ = try await store.publish(
+            [try Self.accepted(Array(repeating: 1, count: 16)), try Self.accepted(Array(repeating: 2, count: 16), exportAfter: Self.now.adding(seconds: 3600))],
+            reportType: 1, healthAuthority: "ch.example", traveler: false, revisionToken: nil, now: Self.now)
+        #expect(try await store.exportable(now: Self.now) == 1)
+        #expect(try await store.exportable(now: Self.now.adding(seconds: 3600)) == 2)
+        // A reopened store has them (WAL committed).
+        let reopened = try KeyStore(path: directory.path + "/keys.sqlite")
+        #expect(try await reopened.exportable(now: Self.now.adding(seconds: 3600)) == 2)
+    }
+
+    @Test func aFileThatIsNotADatabaseIsRefusedByName() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/keys.sqlite"
+        try "this is not SQLite, just text long enough to be a header...........................".write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(throws: SQLiteError.self) { try KeyStore(path: path) }
+    }
+}
