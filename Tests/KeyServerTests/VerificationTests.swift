@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+import ENCore
+import ENCrypto
+import Foundation
+import GaendTestSupport
+import KeyServer
+import Testing
+
+/// Codes → tokens → certificates, and the key server's check of a certificate against a publish.
+@Suite struct VerificationTests {
+    static let now = PublishValidatorTests.now
+
+    @Test func jwtSignaturesVerifyAndTamperingDoesNot() throws {
+        let key = try ECDSAPrivateKey()
+        let publicKey = try ECDSAPublicKey(pem: key.publicKeyPEM)
+        for _ in 0..<20 {  // r or s with a high bit or leading zeros: the DER ↔ raw conversion both ways
+            let token = try JWT.sign(["sub": "x", "exp": Self.now.seconds + 10], keyID: "v1", key: key)
+            #expect(try JWT.verify(token, key: publicKey, now: Self.now.seconds)["sub"] as? String == "x")
+            var parts = token.split(separator: ".").map(String.init)
+            parts[1] = parts[1].replacingOccurrences(of: "e", with: "f")
+            #expect(throws: JWT.Failure.self) { try JWT.verify(parts.joined(separator: "."), key: publicKey, now: Self.now.seconds) }
+        }
+        let expired = try JWT.sign(["exp": Self.now.seconds], keyID: "v1", key: key)
+        #expect(throws: JWT.Failure(reason: "expired")) { try JWT.verify(expired, key: publicKey, now: Self.now.seconds) }
+        let other = try ECDSAPublicKey(pem: try ECDSAPrivateKey().publicKeyPEM)
+        #expect(throws: JWT.Failure(reason: "the signature does not verify")) {
+            try JWT.verify(try JWT.sign([:], keyID: "v1", key: key), key: other, now: Self.now.seconds)
+        }
+    }
+
+    @Test func aCodeBecomesOneTokenAndOneCertificateThatThePublishCheckAccepts() async throws {
+        let directory = try TemporaryDirectory()
+        let signing = try ECDSAPrivateKey()
+        let verifier = try Verifier(path: directory.path + "/verification.sqlite", signingKey: signing)
+        let code = try await verifier.issueCode(testType: "likely", symptomDate: UTCDay(parsing: "2026-11-18"), testDate: nil, now: Self.now)
+        #expect(code.count == 8)
+        let verified = try await verifier.verify(code: code, accept: ["confirmed", "likely"], now: Self.now)
+        #expect(verified.testType == "likely")
+        #expect(verified.symptomDate == "2026-11-18")
+        await #expect { try await verifier.verify(code: code, accept: [], now: Self.now) } throws: { ($0 as? Verifier.Refusal)?.code == "code_invalid" }
+        await #expect { try await verifier.verify(code: "12345678", accept: [], now: Self.now) } throws: { ($0 as? Verifier.Refusal)?.code == "code_not_found" }
+        let late = try await verifier.issueCode(testType: "confirmed", symptomDate: nil, testDate: nil, now: Self.now)
+        await #expect { try await verifier.verify(code: late, accept: [], now: Self.now.adding(seconds: 86_400)) } throws: { ($0 as? Verifier.Refusal)?.code == "code_expired" }
+        let negative = try await verifier.issueCode(testType: "negative", symptomDate: nil, testDate: nil, now: Self.now)
+        await #expect { try await verifier.verify(code: negative, accept: ["confirmed"], now: Self.now) } throws: { ($0 as? Verifier.Refusal)?.code == "invalid_test_type" }
+
+        // The device's side: the HMAC of its keys with a secret it keeps, as gaend computes it.
+        let keys = [
+            #"{"key": "z2Cx9hdz2SlxZ8GEgqTYpA==", "rollingStartNumber": 2991888, "rollingPeriod": 144, "transmissionRisk": 3}"#,
+            #"{"key": "dPCphLzfG4uzXneNimkPRQ==", "rollingStartNumber": 2992032, "rollingPeriod": 72, "transmissionRisk": 5}"#,
+        ]
+        let secret = Array(1...16).map(UInt8.init)
+        let cleartext = "dPCphLzfG4uzXneNimkPRQ==.2992032.72.5,z2Cx9hdz2SlxZ8GEgqTYpA==.2991888.144.3"
+        let hmac = Digest.hmacSHA256(key: secret, message: Array(cleartext.utf8))
+        await #expect { try await verifier.certificate(token: verified.token, keysHMAC: "AAAA", now: Self.now) } throws: { ($0 as? Verifier.Refusal)?.code == "hmac_invalid" }
+        let certificate = try await verifier.certificate(token: verified.token, keysHMAC: Data(hmac).base64EncodedString(), now: Self.now)
+        await #expect { try await verifier.certificate(token: verified.token, keysHMAC: Data(hmac).base64EncodedString(), now: Self.now) }
+            throws: { ($0 as? Verifier.Refusal)?.code == "token_invalid" }
+
+        let settings = verifier.settings
+        let check = CertificateCheck(verifierKey: try ECDSAPublicKey(pem: signing.publicKeyPEM), issuer: settings.issuer, audience: settings.audience)
+        func publish(_ keyList: [String], certificate: String, secret: [UInt8]) throws(PublishError) -> CertificateCheck.Claims {
+            let body = #"{"temporaryExposureKeys": [\#(keyList.joined(separator: ","))], "healthAuthorityID": "ch.example", "verificationPayload": "\#(certificate)", "hmacKey": "\#(Data(secret).base64EncodedString())"}"#
+            return try check.check(try PublishRequest(json: Array(body.utf8)), now: Self.now.seconds)
+        }
+        let claims = try publish(keys, certificate: certificate, secret: secret)
+        #expect(claims.reportType == 2)
+        #expect(claims.symptomOnsetInterval == Int64(UTCDay(parsing: "2026-11-18")!.firstInterval!.rawValue))
+        // Another set of keys, another secret, a forged or expired certificate: refused.
+        #expect(throws: PublishError.self) { try publish([keys[0]], certificate: certificate, secret: secret) }
+        #expect(throws: PublishError.self) { try publish(keys, certificate: certificate, secret: Array(repeating: 7, count: 16)) }
+        let forged = try JWT.sign(["iss": settings.issuer, "aud": settings.audience, "tekmac": Data(hmac).base64EncodedString()], keyID: "v1", key: try ECDSAPrivateKey())
+        #expect(throws: PublishError(.verificationCertificateInvalid, "the certificate the signature does not verify")) { try publish(keys, certificate: forged, secret: secret) }
+        #expect(throws: PublishError.self) { try check.check(try PublishRequest(json: Array(#"{"temporaryExposureKeys": [\#(keys[0])], "healthAuthorityID": "x"}"#.utf8)), now: Self.now.seconds) }
+    }
+}
+
+extension VerificationTests {
+    /// The reference server's own HMAC vectors (pkg/verification/utils_test.go): the check accepts
+    /// the 4-field form, and the 3-field form only when every risk is 0.
+    @Test func theReferenceHMACVectorsPass() throws {
+        let signing = try ECDSAPrivateKey()
+        let check = CertificateCheck(verifierKey: try ECDSAPublicKey(pem: signing.publicKeyPEM), issuer: "i", audience: "a")
+        let secret = Data(Array(1...16).map(UInt8.init)).base64EncodedString()
+        func accepts(_ tekmac: String, risks: (Int, Int)) throws -> Bool {
+            let certificate = try JWT.sign(["iss": "i", "aud": "a", "tekmac": tekmac], keyID: "v1", key: signing)
+            let body = #"""
+                {"temporaryExposureKeys": [{"key": "z2Cx9hdz2SlxZ8GEgqTYpA==", "rollingStartNumber": 1, "rollingPeriod": 144, "transmissionRisk": \#(risks.0)},
+                 {"key": "dPCphLzfG4uzXneNimkPRQ==", "rollingStartNumber": 144, "rollingPeriod": 144, "transmissionRisk": \#(risks.1)}],
+                 "healthAuthorityID": "x", "verificationPayload": "\#(certificate)", "hmacKey": "\#(secret)"}
+                """#
+            do {
+                _ = try check.check(try PublishRequest(json: Array(body.utf8)), now: Self.now.seconds)
+                return true
+            } catch {
+                return false
+            }
+        }
+        #expect(try accepts("2u1nHt5WWurJytFLF3xitNzM99oNrad2y4YGOL53AeY=", risks: (3, 5)))
+        #expect(try accepts("mFNI9zhTA17n4ndd1Vu5tsn4XQX0gPrIKyjeh/9noUE=", risks: (0, 0)))
+        #expect(try accepts("J9S7xVebH/66dm14wGsIcAnSUR3PHD4NtDQEOGZbDUo=", risks: (0, 0)))
+        #expect(try !accepts("J9S7xVebH/66dm14wGsIcAnSUR3PHD4NtDQEOGZbDUo=", risks: (3, 5)))
+    }
+}
