@@ -75,7 +75,7 @@ let package = Package(
         // The only libsqlite3 user: a connection, statements, transactions.
         .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: strictSwift),
         // gaen-keyserver's logic: publish validation and storage (more to come: verification, export).
-        .target(name: "KeyServer", dependencies: ["ENCore", "ENCrypto", "SQLite"], swiftSettings: strictSwift),
+        .target(name: "KeyServer", dependencies: ["ENCore", "ENCrypto", "SQLite", "KeyFiles", "Storage"], swiftSettings: strictSwift),
         // The radio back end beside bluetoothd, over D-Bus.
         .target(
             name: "BlueZ",
@@ -164,7 +164,8 @@ let package = Package(
             name: "BlueZTests",
             dependencies: ["BlueZ", "DBus", "HCI", "Radio", "ENCore", "GaendTestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSwift),
-        .testTarget(name: "KeyServerTests", dependencies: ["KeyServer", "SQLite", "ENCore", "ENCrypto", "GaendTestSupport"], swiftSettings: strictSwift),
+        .testTarget(
+            name: "KeyServerTests", dependencies: ["KeyServer", "SQLite", "ENCore", "ENCrypto", "KeyFiles", "GaendTestSupport"], swiftSettings: strictSwift),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "GaendTestSupport"], swiftSettings: strictSwift),
         .testTarget(
             name: "DetectionTests",

@@ -31,7 +31,17 @@ public actor KeyStore {
             export_after INTEGER NOT NULL,
             created INTEGER NOT NULL,
             revised_report_type INTEGER,
-            revised_at INTEGER
+            revised_at INTEGER,
+            exported_batch INTEGER,
+            revision_exported_batch INTEGER
+        );
+        CREATE TABLE IF NOT EXISTS export_batch (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            start INTEGER NOT NULL,
+            end INTEGER NOT NULL,
+            name TEXT NOT NULL UNIQUE,
+            keys INTEGER NOT NULL,
+            created INTEGER NOT NULL
         );
         CREATE INDEX IF NOT EXISTS exposure_export_after ON exposure (export_after);
         CREATE TABLE IF NOT EXISTS revision_token (

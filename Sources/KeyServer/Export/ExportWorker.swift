@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+public import ENCore
+public import ENCrypto
+import Foundation
+public import KeyFiles
+import Storage
+
+/// Writes export batches the way the reference server lays them out (internal/export): one signed
+/// file per run with the keys whose embargo is over, named `<root>/<start>-<end>-00001.zip`, and
+/// `<root>/index.txt` listing every live file, oldest first, no trailing newline. Files past the
+/// retention leave the index and the disk. A static server or a CDN can serve the directory.
+public struct ExportWorker: Sendable {
+    public struct Settings: Sendable {
+        public var directory: String
+        public var root: String
+        public var region: String
+        public var keyID: String
+        public var keyVersion: String
+        /// Random keys added to reach this many, so a file's size says little (0: none).
+        public var minimumRecords = 0
+        public var retentionDays: Int64 = 14
+
+        public init(directory: String, root: String, region: String, keyID: String, keyVersion: String) {
+            self.directory = directory
+            self.root = root
+            self.region = region
+            self.keyID = keyID
+            self.keyVersion = keyVersion
+        }
+    }
+
+    public let store: KeyStore
+    public let signingKey: ECDSAPrivateKey
+    public let settings: Settings
+
+    public init(store: KeyStore, signingKey: ECDSAPrivateKey, settings: Settings) {
+        self.store = store
+        self.signingKey = signingKey
+        self.settings = settings
+    }
+
+    /// One run: a batch if there are keys (or padding to write), then the index and retention.
+    /// - Returns: the name of the file written, if any.
+    @discardableResult
+    public func run(now: UnixTime) async throws -> String? {
+        let pending = try await store.pendingExport(now: now)
+        var written: String?
+        if !pending.isEmpty {
+            let start = try await store.batches().last?.end ?? now.adding(seconds: -86_400)
+            var keys = pending.keys.map(Self.diagnosisKey)
+            keys += try padding(count: settings.minimumRecords - keys.count, now: now)
+            // Shuffled: the order of upload must not show in the file.
+            keys.shuffle()
+            let export = KeyExport(
+                startTimestamp: UInt64(start.seconds), endTimestamp: UInt64(now.seconds), region: settings.region, keys: keys,
+                revisedKeys: pending.revised.map(Self.diagnosisKey))
+            let zip = try KeyFileWriter(signingKey: signingKey, keyID: settings.keyID, keyVersion: settings.keyVersion).archive(export)
+            let name = "\(settings.root)/\(start.seconds)-\(now.seconds)-00001.zip"
+            let folder = DataDirectory(path: settings.directory + "/" + settings.root)
+            _ = try folder.prepare()
+            try AtomicFile.write(zip, to: settings.directory + "/" + name, mode: 0o644)
+            try await store.recordBatch(name: name, start: start, end: now, keys: pending.keys, revised: pending.revised, now: now)
+            written = name
+        }
+        let expired = try await store.deleteBefore(now.adding(seconds: -settings.retentionDays * 86_400))
+        for name in expired { try? AtomicFile.remove(settings.directory + "/" + name) }
+        let names = try await store.batches().map(\.name).sorted()
+        try AtomicFile.write(Array(names.joined(separator: "\n").utf8), to: settings.directory + "/" + settings.root + "/index.txt", mode: 0o644)
+        return written
+    }
+
+    static func diagnosisKey(_ stored: KeyStore.StoredKey) -> DiagnosisKey {
+        DiagnosisKey(
+            key: stored.key, transmissionRiskLevel: stored.transmissionRisk, reportType: ReportType(rawValue: stored.reportType) ?? .confirmedTest,
+            daysSinceOnsetOfSymptoms: stored.daysSinceOnsetOfSymptoms)
+    }
+
+    /// Keys nobody has: random data on random recent days, shaped like real ones.
+    func padding(count: Int, now: UnixTime) throws -> [DiagnosisKey] {
+        guard count > 0, let today = ENIntervalNumber(containing: now)?.rollingStart else { return [] }
+        let random = SystemRandom()
+        return try (0..<count).map { _ in
+            let day = Int.random(in: 1...13)
+            return DiagnosisKey(
+                key: try TemporaryExposureKey(keyData: try random.bytes16(), rollingStartIntervalNumber: today.advanced(by: -144 * day)),
+                transmissionRiskLevel: Int32.random(in: 0...8), reportType: .confirmedTest, daysSinceOnsetOfSymptoms: Int32.random(in: -5...10))
+        }
+    }
+}

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+import ENCore
+import ENCrypto
+import Foundation
+import GaendTestSupport
+import KeyFiles
+import KeyServer
+import Testing
+
+/// Published keys become signed files and an index in the reference layout, embargo and
+/// retention included; what gaend's reader makes of them is the test.
+@Suite struct ExportWorkerTests {
+    static let now = PublishValidatorTests.now
+    static let today: Int64 = PublishValidatorTests.today
+
+    @Test func embargoRevisionAndRetention() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try KeyStore(path: directory.path + "/keys.sqlite")
+        let signing = try ECDSAPrivateKey()
+        var settings = ExportWorker.Settings(directory: directory.path + "/exports", root: "exposureKeyExport-CH", region: "CH", keyID: "310", keyVersion: "v1")
+        settings.minimumRecords = 10
+        let worker = ExportWorker(store: store, signingKey: signing, settings: settings)
+        let policy = SignaturePolicy(trustedKeys: [try VerificationKey(keyID: "310", keyVersion: "v1", pem: signing.publicKeyPEM)])
+        func read(_ name: String) throws -> KeyFile {
+            try KeyFile(zip: Array(try Data(contentsOf: URL(fileURLWithPath: settings.directory + "/" + name))), policy: policy)
+        }
+        func index() throws -> String { try String(contentsOfFile: settings.directory + "/exposureKeyExport-CH/index.txt", encoding: .utf8) }
+
+        // Yesterday's key (likely) and today's (embargoed until tomorrow 02:00).
+        let request = try PublishValidatorTests.request([PublishValidatorTests.key(1, start: Self.today - 144), PublishValidatorTests.key(2, start: Self.today)])
+        let outcome = try PublishValidator().validate(request, now: Self.now)
+        let published = try await store.publish(
+            outcome.accepted, reportType: 2, healthAuthority: "ch.example", traveler: false, revisionToken: nil, now: Self.now)
+
+        let first = try #require(try await worker.run(now: Self.now))
+        #expect(first == "exposureKeyExport-CH/\(Self.now.seconds - 86_400)-\(Self.now.seconds)-00001.zip")
+        let firstFile = try read(first)
+        #expect(firstFile.verdict.isVerified)
+        #expect(firstFile.export.region == "CH")
+        #expect(firstFile.export.keys.count == 10)  // one real key, nine of padding
+        #expect(firstFile.export.keys.contains { $0.key.keyData.bytes == Array(repeating: 1, count: 16) && $0.reportType == .confirmedClinicalDiagnosis })
+        #expect(!firstFile.export.keys.contains { $0.key.keyData.bytes == Array(repeating: 2, count: 16) })
+        #expect(try index() == first)
+        // Nothing new: no file.
+        #expect(try await worker.run(now: Self.now.adding(seconds: 600)) == nil)
+
+        // The likely key confirmed: a revised key in the next file, with the embargoed one once its time came.
+        let revision = try PublishValidator().validate(
+            try PublishValidatorTests.request([PublishValidatorTests.key(1, start: Self.today - 144)]), now: Self.now)
+        _ = try await store.publish(revision.accepted, reportType: 1, healthAuthority: "ch.example", traveler: false, revisionToken: published.revisionToken, now: Self.now)
+        let later = Self.now.adding(seconds: 15 * 3600)
+        let second = try #require(try await worker.run(now: later))
+        let secondFile = try read(second)
+        #expect(secondFile.export.keys.contains { $0.key.keyData.bytes == Array(repeating: 2, count: 16) })
+        #expect(secondFile.export.revisedKeys.map(\.key.keyData.bytes) == [Array(repeating: 1, count: 16)])
+        #expect(secondFile.export.revisedKeys.first?.reportType == .confirmedTest)
+        #expect(secondFile.export.startTimestamp == UInt64(Self.now.seconds))
+        #expect(try index() == first + "\n" + second)
+
+        // Fifteen days on, both files are past the retention: gone from the index and the disk.
+        _ = try await worker.run(now: later.adding(seconds: 15 * 86_400))
+        #expect(try index() == "")
+        #expect(!FileManager.default.fileExists(atPath: settings.directory + "/" + first))
+    }
+}
