@@ -18,6 +18,7 @@ let package = Package(
         .executable(name: "gaend", targets: ["gaend"]),
         .executable(name: "gaenctl", targets: ["gaenctl"]),
         .executable(name: "gaen-bench", targets: ["gaen-bench"]),
+        .executable(name: "gaen-keyserver", targets: ["gaen-keyserver"]),
         .library(name: "ENCore", targets: ["ENCore"]),
     ],
     dependencies: [
@@ -116,6 +117,10 @@ let package = Package(
             ],
             swiftSettings: strictSwift),
         .executableTarget(name: "gaenctl", dependencies: ["GaenCtlCommands"], swiftSettings: strictSwift),
+        .executableTarget(
+            name: "gaen-keyserver",
+            dependencies: ["KeyServer", "ENCore", "ENCrypto", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: strictSwift),
         // The plain-C baseline the benchmark compares the Swift paths with; linked into gaen-bench only.
         .target(name: "BaselineC", dependencies: ["COpenSSL"]),
         .executableTarget(
@@ -183,7 +188,7 @@ let package = Package(
         .testTarget(
             name: "GaenCtlTests",
             dependencies: [
-                "GaenCtlCommands", "gaenctl", "gaend", "DBus", "ENCore", "ENCrypto", "KeySchedule", "Storage", "ContactLog", "KeyFiles", "Detection",
+                "GaenCtlCommands", "gaenctl", "gaend", "gaen-keyserver", "KeyServer", "DBus", "ENCore", "ENCrypto", "KeySchedule", "Storage", "ContactLog", "KeyFiles", "Detection",
                 "GaendTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],

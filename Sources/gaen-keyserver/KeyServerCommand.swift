@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+import ArgumentParser
+import ENCore
+import ENCrypto
+import Foundation
+import KeyServer
+
+/// `gaen-keyserver`: a key server and verification server compatible with the reference servers'
+/// device APIs. So far: the administrator's commands; `serve` (the HTTP API) comes next.
+@main
+struct KeyServerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gaen-keyserver",
+        abstract: "A GAEN key server: verification codes, publishing, signed exports.",
+        version: GaendVersion.string,
+        subcommands: [IssueCode.self, Export.self, MakeKey.self])
+}
+
+/// Options naming the server's data directory.
+struct ServerOptions: ParsableArguments {
+    @Option(help: "The server's data directory (its SQLite databases).")
+    var dataDir: String
+
+    func path(_ name: String) throws -> String {
+        try FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)
+        return dataDir + "/" + name
+    }
+}
+
+/// Reads a PEM private key file.
+func privateKey(_ path: String, option: String) throws -> ECDSAPrivateKey {
+    guard let data = FileManager.default.contents(atPath: path) else { throw ValidationError("\(option): \(path) cannot be read") }
+    do {
+        return try ECDSAPrivateKey(pem: String(decoding: data, as: UTF8.self))
+    } catch {
+        throw ValidationError("\(option): \(path) is not a P-256 private key in PEM: \(error)")
+    }
+}
+
+struct IssueCode: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "issue-code", abstract: "Issue a verification code for a test result; prints the code.")
+
+    @OptionGroup var options: ServerOptions
+
+    @Option(help: "The verification signing key (PEM, P-256).")
+    var verificationKey: String
+
+    @Option(help: "confirmed, likely or negative.")
+    var type: String
+
+    @Option(help: "The day symptoms began, YYYY-MM-DD.")
+    var symptomDate: String?
+
+    @Option(help: "The test date, YYYY-MM-DD.")
+    var testDate: String?
+
+    func run() async throws {
+        func day(_ text: String?, _ option: String) throws -> UTCDay? {
+            guard let text else { return nil }
+            guard let day = UTCDay(parsing: text) else { throw ValidationError("\(option): '\(text)' is not a date YYYY-MM-DD") }
+            return day
+        }
+        let verifier = try Verifier(path: try options.path("verification.sqlite"), signingKey: try privateKey(verificationKey, option: "--verification-key"))
+        do {
+            let code = try await verifier.issueCode(
+                testType: type, symptomDate: try day(symptomDate, "--symptom-date"), testDate: try day(testDate, "--test-date"), now: SystemClockTime.now)
+            print(code)
+        } catch let refusal as Verifier.Refusal {
+            throw ValidationError("--type: \(refusal.message)")
+        }
+    }
+}
+
+struct Export: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export", abstract: "Write an export batch of the keys out of their embargo, and the index.")
+
+    @OptionGroup var options: ServerOptions
+
+    @Option(help: "The export signing key (PEM, P-256).")
+    var exportKey: String
+
+    @Option(help: "The signing key's id and version, ID:VERSION.")
+    var keyID = "310:v1"
+
+    @Option(help: "The region of the exports.")
+    var region = "XX"
+
+    @Option(help: "The directory the exports are written to (and served from).")
+    var directory: String
+
+    @Option(help: "Pad each file with random keys up to this many.")
+    var minimumRecords = 0
+
+    func run() async throws {
+        let parts = keyID.split(separator: ":", maxSplits: 1).map(String.init)
+        guard parts.count == 2 else { throw ValidationError("--key-id: '\(keyID)' is not ID:VERSION") }
+        let store = try KeyStore(path: try options.path("keys.sqlite"))
+        var settings = ExportWorker.Settings(directory: directory, root: "exposureKeyExport-\(region)", region: region, keyID: parts[0], keyVersion: parts[1])
+        settings.minimumRecords = minimumRecords
+        let worker = ExportWorker(store: store, signingKey: try privateKey(exportKey, option: "--export-key"), settings: settings)
+        if let name = try await worker.run(now: SystemClockTime.now) {
+            print("wrote \(name)")
+        } else {
+            print("nothing to export")
+        }
+    }
+}
+
+struct MakeKey: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "make-key", abstract: "Write a new P-256 signing key (PEM) and print its public key.")
+
+    @Option(help: "Where to write the private key (mode 0600).")
+    var out: String
+
+    func run() throws {
+        let key = try ECDSAPrivateKey()
+        guard FileManager.default.createFile(atPath: out, contents: Data(key.pem.utf8), attributes: [.posixPermissions: 0o600]) else {
+            throw ValidationError("--out: \(out) cannot be written")
+        }
+        print(key.publicKeyPEM, terminator: "")
+    }
+}
+
+/// The wall clock, read once per command.
+enum SystemClockTime {
+    static var now: UnixTime { UnixTime(seconds: Int64(Date().timeIntervalSince1970)) }
+}
