@@ -170,7 +170,7 @@ let package = Package(
             dependencies: ["BlueZ", "DBus", "HCI", "Radio", "ENCore", "GaendTestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSwift),
         .testTarget(
-            name: "KeyServerTests", dependencies: ["KeyServer", "SQLite", "ENCore", "ENCrypto", "KeyFiles", "GaendTestSupport"], swiftSettings: strictSwift),
+            name: "KeyServerTests", dependencies: ["KeyServer", "SQLite", "ENCore", "ENCrypto", "KeyFiles", "Storage", "GaendTestSupport"], swiftSettings: strictSwift),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "GaendTestSupport"], swiftSettings: strictSwift),
         .testTarget(
             name: "DetectionTests",

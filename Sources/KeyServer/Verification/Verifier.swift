@@ -15,7 +15,7 @@ public actor Verifier {
         public var message: String
         public var status: Int
         public var description: String { "\(code): \(message)" }
-        init(_ code: String, _ message: String, status: Int = 400) {
+        public init(_ code: String, _ message: String, status: Int = 400) {
             self.code = code
             self.message = message
             self.status = status

@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+public import ENCore
+public import ENCrypto
+import Foundation
+
+/// The HTTP API as plain request → response functions, so that any HTTP server can carry it and
+/// tests need none: the key server's `POST /v1/publish`, the verification server's `/api/verify`
+/// and `/api/certificate`, an administrator's `POST /admin/codes`, and the exports and exposure
+/// configuration as static files.
+public struct KeyServerAPI: Sendable {
+    public struct Request: Sendable {
+        public var method: String
+        /// The path without the query.
+        public var path: String
+        /// Lowercased names.
+        public var headers: [String: String]
+        public var body: [UInt8]
+
+        public init(method: String, path: String, headers: [String: String] = [:], body: [UInt8] = []) {
+            self.method = method
+            self.path = path
+            self.headers = Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { $1 })
+            self.body = body
+        }
+    }
+
+    public struct Response: Sendable, Equatable {
+        public var status: Int
+        public var contentType: String
+        public var body: [UInt8]
+
+        static func json(_ object: [String: Any], status: Int = 200) -> Response {
+            let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+            return Response(status: status, contentType: "application/json", body: Array(data))
+        }
+    }
+
+    public struct Settings: Sendable {
+        /// Health authority IDs whose publishes are accepted.
+        public var healthAuthorities: Set<String>
+        /// The device API key `/api/verify` and `/api/certificate` require (X-API-Key).
+        public var deviceAPIKey: String
+        /// The administrator's key for `/admin/codes` (X-API-Key); nil disables the endpoint.
+        public var adminAPIKey: String?
+        /// Served under /exports/.
+        public var exportDirectory: String
+        /// Served as /configuration.json.
+        public var exposureConfigurationPath: String?
+
+        public init(healthAuthorities: Set<String>, deviceAPIKey: String, exportDirectory: String) {
+            self.healthAuthorities = healthAuthorities
+            self.deviceAPIKey = deviceAPIKey
+            self.exportDirectory = exportDirectory
+        }
+    }
+
+    let store: KeyStore
+    let verifier: Verifier
+    let check: CertificateCheck
+    let validator: PublishValidator
+    let settings: Settings
+    let clock: @Sendable () -> UnixTime
+
+    public init(
+        store: KeyStore, verifier: Verifier, check: CertificateCheck, validator: PublishValidator = PublishValidator(), settings: Settings,
+        clock: @escaping @Sendable () -> UnixTime
+    ) {
+        self.store = store
+        self.verifier = verifier
+        self.check = check
+        self.validator = validator
+        self.settings = settings
+        self.clock = clock
+    }
+
+    public func handle(_ request: Request) async -> Response {
+        guard request.body.count <= PublishRequest.maximumBodyBytes else {
+            return .json(["error": "the body is larger than 64 KB", "code": "bad_request", "errorCode": "unparsable_request"], status: 413)
+        }
+        switch (request.method, request.path) {
+        case ("POST", "/v1/publish"): return await publish(request)
+        case ("POST", "/api/verify"): return await verify(request)
+        case ("POST", "/api/certificate"): return await certificate(request)
+        case ("POST", "/admin/codes"): return await issueCode(request)
+        case ("GET", "/configuration.json"):
+            guard let path = settings.exposureConfigurationPath, let data = FileManager.default.contents(atPath: path) else {
+                return .json(["error": "no exposure configuration is configured"], status: 404)
+            }
+            return Response(status: 200, contentType: "application/json", body: Array(data))
+        case ("GET", let path) where path.hasPrefix("/exports/"):
+            return file(String(path.dropFirst("/exports/".count)))
+        case (_, "/v1/publish"), (_, "/api/verify"), (_, "/api/certificate"), (_, "/admin/codes"):
+            return .json(["error": "method \(request.method) not allowed"], status: 405)
+        default:
+            return .json(["error": "not found"], status: 404)
+        }
+    }
+
+    /// Random padding, so that response sizes do not tell a real request from chaff.
+    static func padding() -> String {
+        Data((0..<Int.random(in: 512...1024)).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
+    }
+
+    func publish(_ request: Request) async -> Response {
+        func failure(_ error: PublishError) -> Response {
+            .json(["error": error.message, "code": error.code.rawValue, "padding": Self.padding()], status: error.status)
+        }
+        if request.headers["x-chaff"] != nil { return .json(["padding": Self.padding()]) }
+        do {
+            let publish = try PublishRequest(json: request.body)
+            guard settings.healthAuthorities.contains(publish.healthAuthorityID) else {
+                throw PublishError(.unknownHealthAuthorityID, "'\(publish.healthAuthorityID)' is not a health authority this server knows")
+            }
+            let now = clock()
+            let claims = try check.check(publish, now: now.seconds)
+            var withOnset = publish
+            if withOnset.symptomOnsetInterval == nil { withOnset.symptomOnsetInterval = claims.symptomOnsetInterval }
+            let outcome = try validator.validate(withOnset, now: now)
+            guard !outcome.accepted.isEmpty else { throw PublishError(.badRequest, "no key was acceptable: \(outcome.warnings.joined(separator: "; "))") }
+            let stored = try await store.publish(
+                outcome.accepted, reportType: claims.reportType, healthAuthority: publish.healthAuthorityID, traveler: publish.traveler,
+                revisionToken: publish.revisionToken, now: now)
+            var body: [String: Any] = [
+                "revisionToken": stored.revisionToken, "insertedExposures": stored.inserted + stored.revised, "padding": Self.padding(),
+            ]
+            if outcome.partialFailure {
+                body["code"] = "partial_failure"
+                body["error"] = "some keys were not accepted"
+                body["warnings"] = outcome.warnings
+            }
+            return .json(body)
+        } catch let error as PublishError {
+            return failure(error)
+        } catch {
+            return failure(PublishError(.internalError, "\(error)"))
+        }
+    }
+
+    func object(_ body: [UInt8]) -> [String: Any]? {
+        (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
+    }
+
+    func refusal(_ refusal: Verifier.Refusal) -> Response {
+        .json(["error": refusal.message, "errorCode": refusal.code, "padding": Self.padding()], status: refusal.status)
+    }
+
+    func authorizedDevice(_ request: Request) -> Response? {
+        guard request.headers["x-api-key"] == settings.deviceAPIKey else {
+            return .json(["error": "missing or wrong X-API-Key", "errorCode": "unauthorized"], status: 401)
+        }
+        return nil
+    }
+
+    func verify(_ request: Request) async -> Response {
+        if let refused = authorizedDevice(request) { return refused }
+        if request.headers["x-chaff"] != nil { return .json(["padding": Self.padding()]) }
+        guard let object = object(request.body), let code = object["code"] as? String else {
+            return refusal(Verifier.Refusal("unparsable_request", "the body is not {\"code\": ...}"))
+        }
+        let accept = object["accept"] as? [String] ?? ["confirmed"]
+        do {
+            let verified = try await verifier.verify(code: code, accept: accept, now: clock())
+            var body: [String: Any] = ["testtype": verified.testType, "token": verified.token, "padding": Self.padding()]
+            if let symptomDate = verified.symptomDate { body["symptomDate"] = symptomDate }
+            if let testDate = verified.testDate { body["testDate"] = testDate }
+            return .json(body)
+        } catch let refused as Verifier.Refusal {
+            return refusal(refused)
+        } catch {
+            return refusal(Verifier.Refusal("internal_error", "\(error)", status: 500))
+        }
+    }
+
+    func certificate(_ request: Request) async -> Response {
+        if let refused = authorizedDevice(request) { return refused }
+        if request.headers["x-chaff"] != nil { return .json(["padding": Self.padding()]) }
+        guard let object = object(request.body), let token = object["token"] as? String, let hmac = object["ekeyhmac"] as? String else {
+            return refusal(Verifier.Refusal("unparsable_request", "the body is not {\"token\": ..., \"ekeyhmac\": ...}"))
+        }
+        do {
+            return .json(["certificate": try await verifier.certificate(token: token, keysHMAC: hmac, now: clock()), "padding": Self.padding()])
+        } catch let refused as Verifier.Refusal {
+            return refusal(refused)
+        } catch {
+            return refusal(Verifier.Refusal("internal_error", "\(error)", status: 500))
+        }
+    }
+
+    func issueCode(_ request: Request) async -> Response {
+        guard let adminKey = settings.adminAPIKey, request.headers["x-api-key"] == adminKey else {
+            return .json(["error": "missing or wrong administrator X-API-Key", "errorCode": "unauthorized"], status: 401)
+        }
+        guard let object = object(request.body), let type = object["testType"] as? String else {
+            return refusal(Verifier.Refusal("unparsable_request", "the body is not {\"testType\": ...}"))
+        }
+        let symptom = (object["symptomDate"] as? String).flatMap(UTCDay.init(parsing:))
+        let test = (object["testDate"] as? String).flatMap(UTCDay.init(parsing:))
+        do {
+            return .json(["code": try await verifier.issueCode(testType: type, symptomDate: symptom, testDate: test, now: clock())])
+        } catch let refused as Verifier.Refusal {
+            return refusal(refused)
+        } catch {
+            return refusal(Verifier.Refusal("internal_error", "\(error)", status: 500))
+        }
+    }
+
+    /// A file under the export directory; nothing outside it, no hidden files.
+    func file(_ relative: String) -> Response {
+        let parts = relative.split(separator: "/", omittingEmptySubsequences: false)
+        guard !parts.isEmpty, parts.allSatisfy({ !$0.isEmpty && !$0.hasPrefix(".") && $0.allSatisfy { $0.isLetter || $0.isNumber || "-_.".contains($0) } }),
+            let data = FileManager.default.contents(atPath: settings.exportDirectory + "/" + relative)
+        else { return .json(["error": "not found"], status: 404) }
+        return Response(status: 200, contentType: relative.hasSuffix(".txt") ? "text/plain; charset=us-ascii" : "application/zip", body: Array(data))
+    }
+}

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+import ENCore
+import ENCrypto
+import Foundation
+import GaendTestSupport
+import KeyFiles
+import KeyServer
+import Storage
+import Testing
+
+/// gaend's own clients (the ones Manager1's sharing and detection use) against the key server's
+/// API in process: an administrator's code, verify, certificate, publish, export, download.
+@Suite struct APITests {
+    /// Carries the clients' requests to `KeyServerAPI.handle`.
+    struct InProcessTransport: HTTPTransport {
+        let api: KeyServerAPI
+        func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse {
+            guard let url = URL(string: request.url) else { throw .badURL(request.url) }
+            let response = await api.handle(
+                KeyServerAPI.Request(method: request.method, path: url.path, headers: Dictionary(request.headers, uniquingKeysWith: { $1 }), body: request.body))
+            return HTTPResponse(status: response.status, headers: ["content-type": response.contentType], body: response.body)
+        }
+    }
+
+    @Test func aDeviceSharesItsKeysAndAnotherDownloadsThem() async throws {
+        let directory = try TemporaryDirectory()
+        let verificationKey = try ECDSAPrivateKey()
+        let exportKey = try ECDSAPrivateKey()
+        let store = try KeyStore(path: directory.path + "/keys.sqlite")
+        let verifier = try Verifier(path: directory.path + "/verification.sqlite", signingKey: verificationKey)
+        var settings = KeyServerAPI.Settings(healthAuthorities: ["ch.example"], deviceAPIKey: "device-key", exportDirectory: directory.path + "/www")
+        settings.adminAPIKey = "admin-key"
+        let now = UnixTime(seconds: Int64(Date().timeIntervalSince1970))
+        let api = KeyServerAPI(
+            store: store, verifier: verifier,
+            check: CertificateCheck(
+                verifierKey: try ECDSAPublicKey(pem: verificationKey.publicKeyPEM), issuer: verifier.settings.issuer, audience: verifier.settings.audience),
+            settings: settings, clock: { now })
+        let transport = InProcessTransport(api: api)
+
+        // The administrator issues a code.
+        let refused = await api.handle(.init(method: "POST", path: "/admin/codes", headers: ["X-API-Key": "wrong"], body: Array(#"{"testType":"confirmed"}"#.utf8)))
+        #expect(refused.status == 401)
+        let issued = await api.handle(
+            .init(method: "POST", path: "/admin/codes", headers: ["X-API-Key": "admin-key"], body: Array(#"{"testType":"confirmed","symptomDate":"2026-11-18"}"#.utf8)))
+        let code = try #require((try JSONSerialization.jsonObject(with: Data(issued.body)) as? [String: Any])?["code"] as? String)
+
+        // The device: verify, certificate over its keys' HMAC, publish — gaend's clients, unchanged.
+        let client = VerificationClient(verifyURL: "http://server/api/verify", certificateURL: "http://server/api/certificate", apiKey: "device-key", transport: transport)
+        let verified = try await client.verify(code: code)
+        #expect(verified.testType == "confirmed")
+        let today = try #require(ENIntervalNumber(containing: now)).rollingStart
+        let keys = try (1...3).map { day in
+            DiagnosisKey(key: try TemporaryExposureKey(keyData: Bytes16(Array(repeating: UInt8(day), count: 16))!, rollingStartIntervalNumber: today.advanced(by: -144 * day)), transmissionRiskLevel: 0, reportType: .confirmedTest)
+        }
+        let secret = Array(repeating: UInt8(9), count: 32)
+        let certificate = try await client.certificate(token: verified.token, keysHMAC: TEKHMAC.compute(keys, secret: secret))
+        let publisher = PublishClient(publishURL: "http://server/v1/publish", healthAuthorityID: "ch.example", transport: transport)
+        let result = try await publisher.publish(keys: keys, certificate: certificate, hmacSecret: secret)
+        #expect(result.insertedExposures == 3)
+        #expect(result.revisionToken != nil)
+        // The same certificate again: the token was used, but the certificate itself still checks;
+        // the keys are known, so without the revision token the publish is refused by name.
+        await #expect { try await publisher.publish(keys: keys, certificate: certificate, hmacSecret: secret) }
+            throws: { ($0 as? ClientError)?.serverCode == "missing_revision_token" }
+        // Another authority, or keys that do not match the certificate: refused.
+        let stranger = PublishClient(publishURL: "http://server/v1/publish", healthAuthorityID: "xx.other", transport: transport)
+        await #expect { try await stranger.publish(keys: keys, certificate: certificate, hmacSecret: secret) }
+            throws: { ($0 as? ClientError)?.serverCode == "unknown_health_authority_id" }
+        await #expect { try await publisher.publish(keys: Array(keys.prefix(2)), certificate: certificate, hmacSecret: secret) }
+            throws: { ($0 as? ClientError)?.serverCode == "health_authority_verification_certificate_invalid" }
+
+        // The export, and a device downloading it with gaend's downloader and signature policy.
+        var exportSettings = ExportWorker.Settings(directory: directory.path + "/www", root: "exposureKeyExport-CH", region: "CH", keyID: "310", keyVersion: "v1")
+        exportSettings.minimumRecords = 0
+        _ = try await ExportWorker(store: store, signingKey: exportKey, settings: exportSettings).run(now: now)
+        let downloader = KeyFileDownloader(
+            indexURL: "http://server/exports/exposureKeyExport-CH/index.txt", baseURL: "http://server/exports", transport: transport,
+            store: ProcessedFilesStore(dataDirectory: .init(path: directory.path + "/device")), clock: ManualClock(now))
+        let pending = try await downloader.pendingFiles()
+        #expect(pending.count == 1)
+        let file = try KeyFile(
+            zip: try await downloader.download(pending[0]),
+            policy: SignaturePolicy(trustedKeys: [try VerificationKey(keyID: "310", keyVersion: "v1", pem: exportKey.publicKeyPEM)]))
+        #expect(file.verdict.isVerified)
+        #expect(Set(file.export.keys.map(\.key.keyData)) == Set(keys.map(\.key.keyData)))
+        #expect(file.export.keys.allSatisfy { $0.daysSinceOnsetOfSymptoms != nil })
+
+        // Paths outside the export directory are not served.
+        for path in ["/exports/../keys.sqlite", "/exports/.hidden", "/exports/", "/nothing"] {
+            #expect(await api.handle(.init(method: "GET", path: path)).status == 404, "\(path)")
+        }
+        #expect(await api.handle(.init(method: "GET", path: "/v1/publish")).status == 405)
+        #expect(await api.handle(.init(method: "POST", path: "/v1/publish", body: Array(repeating: 0x20, count: 70_000))).status == 413)
+    }
+}
