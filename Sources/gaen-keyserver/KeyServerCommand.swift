@@ -7,14 +7,14 @@ import Foundation
 import KeyServer
 
 /// `gaen-keyserver`: a key server and verification server compatible with the reference servers'
-/// device APIs. So far: the administrator's commands; `serve` (the HTTP API) comes next.
+/// device APIs: `serve` (the HTTP API), and the administrator's commands.
 @main
 struct KeyServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gaen-keyserver",
         abstract: "A GAEN key server: verification codes, publishing, signed exports.",
         version: GaendVersion.string,
-        subcommands: [IssueCode.self, Export.self, MakeKey.self])
+        subcommands: [Serve.self, IssueCode.self, Export.self, MakeKey.self])
 }
 
 /// Options naming the server's data directory.

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+import ArgumentParser
+import ENCore
+import ENCrypto
+import FlyingFox
+import FlyingSocks
+import Foundation
+import KeyServer
+
+/// `gaen-keyserver serve`: the HTTP API over FlyingFox (a small async server on BSD sockets; see
+/// docs/ARCHITECTURE.md for the measured choice), with exports written on a timer.
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "serve", abstract: "Serve the publish, verification and export APIs over HTTP.")
+
+    @OptionGroup var options: ServerOptions
+
+    @Option(help: "Address to listen on.")
+    var listen = "127.0.0.1"
+
+    @Option(help: "Port to listen on (0: any free one; the line printed says which).")
+    var port: UInt16 = 8080
+
+    @Option(help: "The verification signing key (PEM, P-256).")
+    var verificationKey: String
+
+    @Option(help: "The export signing key (PEM, P-256).")
+    var exportKey: String
+
+    @Option(help: "The export signing key's id and version, ID:VERSION.")
+    var keyID = "310:v1"
+
+    @Option(help: "The region of the exports.")
+    var region = "XX"
+
+    @Option(help: "Health authority IDs whose publishes are accepted (repeatable).")
+    var healthAuthority: [String] = []
+
+    @Option(help: "The device API key (X-API-Key of /api/verify and /api/certificate).")
+    var deviceAPIKey: String
+
+    @Option(help: "The administrator's API key for POST /admin/codes (none: the endpoint is off).")
+    var adminAPIKey: String?
+
+    @Option(help: "The exposure configuration JSON served as /configuration.json.")
+    var exposureConfiguration: String?
+
+    @Option(help: "Seconds between export runs (0: only `gaen-keyserver export`).")
+    var exportInterval = 300
+
+    @Option(help: "Seconds a still-valid key waits after its UTC day ends (default 7200).")
+    var embargoDelay: Int64 = 7200
+
+    @Option(help: "Pad each export with random keys up to this many.")
+    var minimumRecords = 0
+
+    func run() async throws {
+        let parts = keyID.split(separator: ":", maxSplits: 1).map(String.init)
+        guard parts.count == 2 else { throw ValidationError("--key-id: '\(keyID)' is not ID:VERSION") }
+        guard !healthAuthority.isEmpty else { throw ValidationError("--health-authority: at least one is needed") }
+        let signing = try privateKey(verificationKey, option: "--verification-key")
+        let store = try KeyStore(path: try options.path("keys.sqlite"))
+        let verifier = try Verifier(path: try options.path("verification.sqlite"), signingKey: signing)
+        var settings = KeyServerAPI.Settings(
+            healthAuthorities: Set(healthAuthority), deviceAPIKey: deviceAPIKey, exportDirectory: options.dataDir + "/exports")
+        settings.adminAPIKey = adminAPIKey
+        settings.exposureConfigurationPath = exposureConfiguration
+        var validator = PublishValidator()
+        validator.embargoDelay = embargoDelay
+        let api = KeyServerAPI(
+            store: store, verifier: verifier,
+            check: CertificateCheck(
+                verifierKey: try ECDSAPublicKey(pem: signing.publicKeyPEM), issuer: verifier.settings.issuer, audience: verifier.settings.audience),
+            validator: validator, settings: settings, clock: { SystemClockTime.now })
+        var exportSettings = ExportWorker.Settings(
+            directory: settings.exportDirectory, root: "exposureKeyExport-\(region)", region: region, keyID: parts[0], keyVersion: parts[1])
+        exportSettings.minimumRecords = minimumRecords
+        let exporter = ExportWorker(store: store, signingKey: try privateKey(exportKey, option: "--export-key"), settings: exportSettings)
+
+        let server = HTTPServer(address: try .inet(ip4: listen, port: port), timeout: 15, handler: APIHandler(api: api))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await server.run() }
+            group.addTask {
+                try await server.waitUntilListening()
+                var actual = port
+                if case .ip4(_, let bound)? = await server.listeningAddress { actual = bound }
+                // Scripts wait for this line.
+                FileHandle.standardOutput.write(Data("listening on \(listen):\(actual)\n".utf8))
+            }
+            if exportInterval > 0 {
+                group.addTask {
+                    while !Task.isCancelled {
+                        do {
+                            if let name = try await exporter.run(now: SystemClockTime.now) {
+                                FileHandle.standardOutput.write(Data("exported \(name)\n".utf8))
+                            }
+                        } catch {
+                            FileHandle.standardError.write(Data("gaen-keyserver: export failed: \(error)\n".utf8))
+                        }
+                        try await Task.sleep(for: .seconds(exportInterval))
+                    }
+                }
+            }
+            try await group.next()
+            try await group.next()
+        }
+    }
+}
+
+/// FlyingFox's requests to the API and back. Bodies are read only up to the API's limit.
+struct APIHandler: HTTPHandler {
+    let api: KeyServerAPI
+
+    func handleRequest(_ request: FlyingFox.HTTPRequest) async throws -> FlyingFox.HTTPResponse {
+        var headers = [String: String]()
+        for header in request.headers.keys { headers[header.rawValue.lowercased()] = request.headers[header] }
+        let body: [UInt8]
+        if let count = request.bodySequence.count, count > PublishRequest.maximumBodyBytes {
+            body = Array(repeating: 0, count: PublishRequest.maximumBodyBytes + 1)  // refused by the API without reading it
+        } else {
+            body = Array(try await request.bodyData)
+        }
+        let response = await api.handle(KeyServerAPI.Request(method: request.method.rawValue, path: request.path, headers: headers, body: body))
+        return FlyingFox.HTTPResponse(
+            statusCode: HTTPStatusCode(response.status, phrase: response.status < 300 ? "OK" : "Error"),
+            headers: [HTTPHeader("Content-Type"): response.contentType], body: Data(response.body))
+    }
+}

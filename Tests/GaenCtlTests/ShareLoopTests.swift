@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+import Foundation
+import GaendTestSupport
+import Glibc
+import Testing
+
+/// The whole loop over HTTP: gaen-keyserver serving on loopback, a code issued by its admin
+/// command, gaend sharing its keys through it (gaenctl share), the server exporting, and gaend
+/// downloading and verifying the export (gaenctl detect).
+@Suite(.timeLimit(.minutes(1)))
+struct ShareLoopTests {
+    /// `gaen-keyserver serve` on a free port; returns it and the port once listening.
+    static func startServer(_ arguments: [String], output: String) throws -> (Process, Int) {
+        let process = Process()
+        process.executableURL = try ToolRunner.productsDirectory().appendingPathComponent("gaen-keyserver")
+        process.arguments = ["serve", "--port", "0"] + arguments
+        _ = FileManager.default.createFile(atPath: output, contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var port = 0
+        try eventually("the server to listen") {
+            let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+            guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("listening on ") }) else { return !process.isRunning }
+            port = Int(line.split(separator: ":").last ?? "") ?? 0
+            return true
+        }
+        return (process, port)
+    }
+
+    @Test func keysSharedThroughTheServerComeBackInItsExport() async throws {
+        let files = try TemporaryDirectory()
+        for name in ["verification", "export"] {
+            let made = try ToolRunner.run("gaen-keyserver", ["make-key", "--out", "\(files.path)/\(name).pem"])
+            try made.standardOutput.write(toFile: "\(files.path)/\(name).pub.pem", atomically: true, encoding: .utf8)
+        }
+        let data = files.path + "/server"
+        let (server, port) = try Self.startServer(
+            [
+                "--data-dir", data, "--verification-key", files.path + "/verification.pem", "--export-key", files.path + "/export.pem", "--key-id", "310:v1",
+                "--region", "CH", "--health-authority", "ch.example", "--device-api-key", "device-key", "--export-interval", "0",
+            ], output: files.path + "/server.out")
+        defer { if server.isRunning { kill(server.processIdentifier, SIGKILL) } }
+        #expect(port > 0)
+        let base = "http://127.0.0.1:\(port)"
+        let harness = try ManagerHarness([
+            "--radio", "none", "--enable", "true", "--test-mode", "true", "--verification-url", base, "--verification-api-key", "device-key",
+            "--publish-url", base + "/v1/publish", "--health-authority-id", "ch.example", "--index-url", base + "/exports/exposureKeyExport-CH/index.txt",
+            // The reference layout: index lines include the root folder, so the base is above it.
+            "--export-base-url", base + "/exports",
+            "--export-key", "310:v1:\(files.path)/export.pub.pem",
+        ])
+
+        // A key to share (test mode makes the current one), a test result, a code.
+        #expect(try harness.ctl(["keys", "--test"]).status == 0)
+        let today = String(Output.time(UInt64(Date().timeIntervalSince1970)).prefix(10))
+        let id = try harness.ctl(["test-result", "add", "--date", today, "--type", "confirmed"]).standardOutput.trimmingCharacters(in: .newlines)
+        let code = try ToolRunner.run(
+            "gaen-keyserver", ["issue-code", "--data-dir", data, "--verification-key", files.path + "/verification.pem", "--type", "confirmed"]
+        ).standardOutput.trimmingCharacters(in: .newlines)
+        let wrong = try harness.ctl(["share", "--test-result", id, "--code", "00000001"])
+        #expect(wrong.status == 1)
+        #expect(wrong.standardError.contains("code_not_found"))
+        let shared = try harness.ctl(["share", "--test-result", id, "--code", code])
+        #expect(shared.status == 0, "\(shared.standardError)")
+        // The code is spent.
+        #expect(try harness.ctl(["share", "--test-result", id, "--code", code]).standardError.contains("code_invalid"))
+
+        // The server exports; gaend downloads and verifies the file (its own key, no match here).
+        let exported = try ToolRunner.run(
+            "gaen-keyserver",
+            ["export", "--data-dir", data, "--export-key", files.path + "/export.pem", "--key-id", "310:v1", "--region", "CH", "--directory", data + "/exports"])
+        #expect(exported.standardOutput.hasPrefix("wrote exposureKeyExport-CH/"), "\(exported.standardOutput)\(exported.standardError)")
+        let detectRun = try harness.ctl(["detect", "--json"])
+        #expect(detectRun.status == 0, "\(detectRun.standardOutput)\(detectRun.standardError)")
+        let detected = try? JSONSerialization.jsonObject(with: Data(detectRun.standardOutput.utf8)) as? [String: Any]
+        let downloaded = detected?["files"] as? [[String: Any]] ?? []
+        #expect(downloaded.count == 1)
+        #expect(downloaded.first?["verdict"] as? String == "verified")
+        #expect((detected?["statistics"] as? [String: Any])?["keys"] as? Int ?? 0 >= 1)
+        harness.stop()
+    }
+}
