@@ -69,7 +69,7 @@ public struct DetectionTimerService: Service {
     public init(worker: DetectionWorker) { self.worker = worker }
 
     public func run() async throws {
-        try await cancelOnGracefulShutdown { await worker.runOnTimer() }
+        await cancelWhenGracefulShutdown { await worker.runOnTimer() }
     }
 }
 
@@ -81,7 +81,7 @@ public struct ReloadService: Service {
 
     public func run() async throws {
         let signals = await UnixSignalsSequence(trapping: .sighup)
-        try await cancelOnGracefulShutdown {
+        await cancelWhenGracefulShutdown {
             for await _ in signals { await reload() }
         }
     }

@@ -82,28 +82,6 @@ public final class DBusDaemonFixture: @unchecked Sendable {
 }
 
 extension ToolRunner {
-    /// Runs a system program (busctl, gdbus...) and waits for it.
-    public static func runProgram(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws -> ToolRun {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        let output = Pipe()
-        let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        let errorData = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return ToolRun(
-            status: process.terminationStatus, standardOutput: String(decoding: outputData, as: UTF8.self),
-            standardError: String(decoding: errorData, as: UTF8.self))
-    }
-}
-
-extension ToolRunner {
     /// `runProgram` on a thread of its own, so the waiting does not hold one of the few threads
     /// the tasks answering the program (exported D-Bus objects) need.
     public static func runProgramDetached(_ path: String, _ arguments: [String], environment: [String: String]? = nil) async throws -> ToolRun {

@@ -30,16 +30,22 @@ public enum ToolRunner {
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
             throw ToolRunnerError(message: "\(tool) is not built at \(executable.path)")
         }
+        return try runProgram(executable.path, arguments, limit: limit)
+    }
+
+    /// Runs a program (a built tool, busctl, gdbus...) under `timeout` and waits for it.
+    public static func runProgram(_ path: String, _ arguments: [String], environment: [String: String]? = nil, limit: Int = 120) throws -> ToolRun {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
-        process.arguments = ["-k", "5", "\(limit)", executable.path] + arguments
+        process.arguments = ["-k", "5", "\(limit)", path] + arguments
+        if let environment { process.environment = environment }
         let output = Pipe()
         let error = Pipe()
         process.standardOutput = output
         process.standardError = error
         process.standardInput = FileHandle.nullDevice
         try process.run()
-        // Read both pipes to the end before waiting, so a chatty tool cannot block on a full pipe.
+        // Read both pipes to the end before waiting, so a chatty program cannot block on a full pipe.
         let outputData = output.fileHandleForReading.readDataToEndOfFile()
         let errorData = error.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
