@@ -43,12 +43,7 @@ public final class BumbleFixture: @unchecked Sendable {
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
-        var text = ""
-        while !text.contains("\n") {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            text += String(decoding: chunk, as: UTF8.self)
-        }
+        let text = output.firstLine()
         guard text.hasPrefix("READY") else {
             stop()
             throw POSIXError(.EIO)

@@ -51,12 +51,7 @@ public final class DBusDaemonFixture: @unchecked Sendable {
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
-        var text = ""
-        while !text.contains("\n") {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            text += String(decoding: chunk, as: UTF8.self)
-        }
+        let text = output.firstLine()
         guard let line = text.split(separator: "\n").first, line.hasPrefix("unix:") else {
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             throw ToolRunnerError(message: "dbus-daemon did not start: \(text)")

@@ -60,3 +60,17 @@ public struct ToolRunnerError: Error, CustomStringConvertible {
     public init(message: String) { self.message = message }
     public var description: String { message }
 }
+
+extension Pipe {
+    /// What a started child printed up to its first newline (or its end): the fixtures' "ready"
+    /// lines. Blocks until then.
+    public func firstLine() -> String {
+        var text = ""
+        while !text.contains("\n") {
+            let chunk = fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        return text
+    }
+}
