@@ -24,7 +24,8 @@ public struct DaemonConfiguration: Sendable {
         public var exportBaseURL: String?
         /// Trusted export signing keys: key id, version, PEM file.
         public var exportKeys: [ExportKey] = []
-        public var exposureConfigurationPath: String?
+        /// A file path, or an http(s) URL the health authority serves it from.
+        public var exposureConfiguration: String?
         public var detectionIntervalHours = 4
         public var verificationURL: String?
         public var verificationAPIKey = ""
@@ -37,9 +38,8 @@ public struct DaemonConfiguration: Sendable {
             public var path: String
         }
 
-        /// The index URL's directory, the default base of its paths.
-        public var effectiveExportBaseURL: String? {
-            exportBaseURL ?? indexURL.map { url in String(url[..<(url.lastIndex(of: "/") ?? url.endIndex)]) }
+        public var exposureConfigurationIsURL: Bool {
+            exposureConfiguration.map { $0.hasPrefix("https://") || $0.hasPrefix("http://") } ?? false
         }
     }
 
@@ -141,8 +141,9 @@ public struct DaemonConfiguration: Sendable {
             }
             servers.exportKeys.append(.init(id: parts[0], version: parts[1], path: parts[2]))
         case "exposure-configuration":
-            guard value.hasPrefix("/") else { throw fail("is not an absolute path") }
-            servers.exposureConfigurationPath = value
+            guard value.hasPrefix("/") || ((value.hasPrefix("https://") || value.hasPrefix("http://")) && value.count > 8 && !value.contains(" "))
+            else { throw fail("is neither an absolute path nor an http:// or https:// URL") }
+            servers.exposureConfiguration = value
         case "detection-interval":
             guard let hours = Int(value), (1...24).contains(hours) else { throw fail("is not a number of hours in 1...24") }
             servers.detectionIntervalHours = hours
@@ -202,11 +203,11 @@ extension DaemonConfiguration {
             ("tx-power", radioSettings.txPower.map { "\($0)" } ?? "(the controller's)"), ("rssi-correction", "\(radioSettings.rssiCorrection)"),
             ("calibration-confidence", "\(radioSettings.calibrationConfidence)"), ("bus", bus), ("enable", "\(enable)"), ("region", region),
             ("test-mode", "\(testMode)"), ("index-url", servers.indexURL ?? "(none)"),
-            ("export-base-url", servers.effectiveExportBaseURL ?? "(none)"),
+            ("export-base-url", servers.exportBaseURL ?? (servers.indexURL == nil ? "(none)" : "(from index-url and its lines)")),
         ]
         values += servers.exportKeys.map { ("export-key", "\($0.id):\($0.version):\($0.path)") }
         values += [
-            ("exposure-configuration", servers.exposureConfigurationPath ?? "(built in)"), ("detection-interval", "\(servers.detectionIntervalHours)"),
+            ("exposure-configuration", servers.exposureConfiguration ?? "(built in)"), ("detection-interval", "\(servers.detectionIntervalHours)"),
             ("verification-url", servers.verificationURL ?? "(none)"),
             ("verification-api-key", servers.verificationAPIKey.isEmpty ? "(none)" : "(set, \(servers.verificationAPIKey.count) characters)"),
             ("publish-url", servers.publishURL ?? "(none)"), ("health-authority-id", servers.healthAuthorityID),

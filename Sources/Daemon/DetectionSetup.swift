@@ -15,7 +15,7 @@ public enum DetectionSetup {
         _ configuration: DaemonConfiguration, dataDirectory: DataDirectory, clock: any WallClock, observer: DetectionSignals, logger: Logger
     ) throws(DaemonConfigurationError) -> DetectionWorker? {
         let servers = configuration.servers
-        guard let indexURL = servers.indexURL, let baseURL = servers.effectiveExportBaseURL else { return nil }
+        guard let indexURL = servers.indexURL else { return nil }
         var trusted = [VerificationKey]()
         for key in servers.exportKeys {
             guard let pem = FileManager.default.contents(atPath: key.path) else {
@@ -31,7 +31,7 @@ public enum DetectionSetup {
             throw DaemonConfigurationError(key: "export-key", problem: "index-url is set but no export signing key is trusted")
         }
         var exposureConfiguration = builtInConfiguration
-        if let path = servers.exposureConfigurationPath {
+        if let path = servers.exposureConfiguration, !servers.exposureConfigurationIsURL {
             guard let data = FileManager.default.contents(atPath: path) else {
                 throw DaemonConfigurationError(key: "exposure-configuration", problem: "\(path) cannot be read")
             }
@@ -44,10 +44,11 @@ public enum DetectionSetup {
         var settings = DetectionWorker.Settings()
         settings.interval = .seconds(servers.detectionIntervalHours * 3600)
         let downloader = KeyFileDownloader(
-            indexURL: indexURL, baseURL: baseURL, transport: URLSessionTransport(), store: ProcessedFilesStore(dataDirectory: dataDirectory), clock: clock)
+            indexURL: indexURL, baseURL: servers.exportBaseURL, transport: URLSessionTransport(), store: ProcessedFilesStore(dataDirectory: dataDirectory), clock: clock)
         return DetectionWorker(
             dataDirectory: dataDirectory, downloader: downloader, policy: SignaturePolicy(trustedKeys: trusted),
-            defaultConfiguration: exposureConfiguration, clock: clock, observer: observer, settings: settings, logger: logger)
+            defaultConfiguration: exposureConfiguration, clock: clock, observer: observer, settings: settings,
+            configurationURL: servers.exposureConfigurationIsURL ? servers.exposureConfiguration : nil, logger: logger)
     }
 }
 

@@ -51,6 +51,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Seconds a still-valid key waits after its UTC day ends (default 7200).")
     var embargoDelay: Int64 = 7200
 
+    @Flag(help: "Demos and tests only: export still-valid keys at once instead of after their day (DEBUG_RELEASE_SAME_DAY_KEYS).")
+    var releaseSameDayKeys = false
+
     @Option(help: "Pad each export with random keys up to this many.")
     var minimumRecords = 0
 
@@ -67,6 +70,7 @@ struct Serve: AsyncParsableCommand {
         settings.exposureConfigurationPath = exposureConfiguration
         var validator = PublishValidator()
         validator.embargoDelay = embargoDelay
+        validator.releaseSameDayKeys = releaseSameDayKeys
         let api = KeyServerAPI(
             store: store, verifier: verifier,
             check: CertificateCheck(

@@ -102,7 +102,7 @@ final class RecordingObserver: DetectionObserver {
     func worker(
         transport: any HTTPTransport = URLSessionTransport(), timer: any RetrySleeper = DistantSleeper(),
         deadline: any RetrySleeper = DistantSleeper(), observer: RecordingObserver? = nil,
-        hook: DetectionHook? = nil, settings: DetectionWorker.Settings = DetectionWorker.Settings()
+        hook: DetectionHook? = nil, settings: DetectionWorker.Settings = DetectionWorker.Settings(), configurationURL: String? = nil
     ) throws -> DetectionWorker {
         var downloader = KeyFileDownloader(
             indexURL: server.baseURL + "/index.txt", baseURL: server.baseURL, transport: transport, store: ProcessedFilesStore(dataDirectory: data),
@@ -114,8 +114,45 @@ final class RecordingObserver: DetectionObserver {
             dataDirectory: data, downloader: downloader,
             policy: SignaturePolicy(trustedKeys: [try VerificationKey(keyID: "310", keyVersion: "v1", pem: signing.publicKeyPEM)]),
             defaultConfiguration: ExposureConfiguration(v2: v2), clock: clock, timerSleeper: timer, deadlineSleeper: deadline, observer: observer,
-            hook: hook, settings: settings,
+            hook: hook, settings: settings, configurationURL: configurationURL,
             logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
+    }
+
+    @Test func theHealthAuthoritysConfigurationIsFetchedAndTheLastGoodOneKept() async throws {
+        try await prepare()
+        let url = server.baseURL + "/configuration.json"
+        let halves = #"{"immediateDurationWeight":50,"nearDurationWeight":50,"mediumDurationWeight":50,"otherDurationWeight":50,"infectiousnessForDaysSinceOnsetOfSymptoms":{"0":1}}"#
+        try await server.set(["/configuration.json": .text(halves)])
+        let first = try await worker(configurationURL: url).runNow()
+        // The served weights (50 %), not the worker's own (100 %): 300 of 600 seconds.
+        #expect(first.dailySummaries.first?.total.weightedDurationSum == 300)
+
+        // The server is gone: a new worker (a restart) still scores with the last one fetched.
+        try await server.set(["/configuration.json": HTTPFixture.Route(status: 503, body: [])])
+        try FileManager.default.removeItem(atPath: data.path(of: "processed-key-files"))
+        let restarted = try worker(configurationURL: url)
+        #expect(await restarted.defaultConfiguration.v2?.bucketWeights == [50, 50, 50, 50])
+        let second = try await restarted.runNow()
+        #expect(second.dailySummaries.first?.total.weightedDurationSum == 300)
+
+        // Something that is not a configuration fails the run, naming the URL and the key.
+        try await server.set(["/configuration.json": .text(#"{"immediateDurationWieght":50}"#)])
+        await #expect {
+            try await restarted.runNow()
+        } throws: { error in
+            "\(error)".contains(url) && "\(error)".contains("immediateDurationWieght")
+        }
+    }
+
+    @Test func withoutAnyConfigurationFetchedAnUnreachableServerFailsTheRun() async throws {
+        try await prepare()
+        let url = server.baseURL + "/configuration.json"
+        try await server.set(["/configuration.json": HTTPFixture.Route(status: 404, body: [])])
+        await #expect {
+            try await worker(configurationURL: url).runNow()
+        } throws: { error in
+            "\(error)".contains("exposure configuration \(url)")
+        }
     }
 
     @Test func aRunDownloadsMatchesStoresAndTells() async throws {

@@ -27,8 +27,9 @@ struct ManagerDaemonTests {
         let zip = try KeyFileWriter(signingKey: signing, keyID: "310", keyVersion: "v1").archive(
             KeyExport(startTimestamp: 1, endTimestamp: 2, region: "CH", keys: keys))
         try await server.set([
+            // The reference layout: the index lists paths that start with its own folder.
             "/exports/index.txt": .text("exports/1.zip\n"),
-            "/exports/exports/1.zip": HTTPFixture.Route(body: zip),
+            "/exports/1.zip": HTTPFixture.Route(body: zip),
         ])
         let pem = "\(directory.path)/export-key.pem"
         try signing.publicKeyPEM.write(toFile: pem, atomically: true, encoding: .utf8)
@@ -104,7 +105,7 @@ struct ManagerDaemonTests {
         // Detection: the export is downloaded and verified; progress and the end are signalled.
         let detectWatch = try Self.startWatch(harness, output: "\(files.path)/detect-watch.out", count: nil)
         let detected = try harness.ctl(["detect", "--json"])
-        #expect(detected.status == 0, "\(detected.standardError)")
+        #expect(detected.status == 0, "\(detected.standardOutput)\(detected.standardError)")
         let result = try JSONSerialization.jsonObject(with: Data(detected.standardOutput.utf8)) as? [String: Any]
         let resultFiles = result?["files"] as? [[String: Any]]
         #expect(resultFiles?.first?["verdict"] as? String == "verified")

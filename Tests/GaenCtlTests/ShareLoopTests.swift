@@ -39,7 +39,7 @@ struct ShareLoopTests {
         let (server, port) = try Self.startServer(
             [
                 "--data-dir", data, "--verification-key", files.path + "/verification.pem", "--export-key", files.path + "/export.pem", "--key-id", "310:v1",
-                "--region", "CH", "--health-authority", "ch.example", "--device-api-key", "device-key", "--export-interval", "0",
+                "--region", "CH", "--health-authority", "ch.example", "--device-api-key", "device-key", "--export-interval", "0", "--release-same-day-keys",
             ], output: files.path + "/server.out")
         defer { if server.isRunning { kill(server.processIdentifier, SIGKILL) } }
         #expect(port > 0)
@@ -47,8 +47,8 @@ struct ShareLoopTests {
         let harness = try ManagerHarness([
             "--radio", "none", "--enable", "true", "--test-mode", "true", "--verification-url", base, "--verification-api-key", "device-key",
             "--publish-url", base + "/v1/publish", "--health-authority-id", "ch.example", "--index-url", base + "/exports/exposureKeyExport-CH/index.txt",
-            // The reference layout: index lines include the root folder, so the base is above it.
-            "--export-base-url", base + "/exports",
+            // No export-base-url: the reference layout's lines include the root folder, and the daemon
+            // resolves them against the folder above it by itself.
             "--export-key", "310:v1:\(files.path)/export.pub.pem",
         ])
 

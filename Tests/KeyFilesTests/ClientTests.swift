@@ -37,6 +37,21 @@ final class RecordingSleeper: RetrySleeper {
         return downloader
     }
 
+    @Test func withoutABaseTheIndexLayoutDecides() async throws {
+        // The reference layout: lines name the index's folder, so the base is the folder above.
+        #expect(
+            KeyFileDownloader.defaultBase(indexURL: "https://cdn.example/exports/exposureKeyExport-US/index.txt", firstLine: Self.names[0])
+                == "https://cdn.example/exports")
+        // Flat: lines are file names beside the index.
+        #expect(
+            KeyFileDownloader.defaultBase(indexURL: "https://cdn.example/keys/index.txt", firstLine: "1-2-00001.zip") == "https://cdn.example/keys")
+        #expect(KeyFileDownloader.defaultBase(indexURL: "https://cdn.example/index.txt", firstLine: "cdn.example/a.zip") == "https://cdn.example")
+        try await server.set(["/exposureKeyExport-US/index.txt": .text(Self.names[0] + "\n")])
+        var client = try downloader()
+        client.baseURL = nil
+        #expect(try await client.pendingFiles() == [server.baseURL + "/" + Self.names[0]])
+    }
+
     static let names = (1...4).map { "exposureKeyExport-US/16000\($0)0000-16000\($0)3600-00001.zip" }
 
     @Test func newFilesComeInIndexOrderAndTheSetSurvivesReorderingAndShrinking() async throws {

@@ -35,6 +35,18 @@ import Testing
         #expect(outcome.accepted[1].exportAfter == UnixTime(seconds: 1_795_305_600 + 7200))
     }
 
+    @Test func releasingSameDayKeysLiftsTheEmbargoOnly() throws {
+        let request = try Self.request([Self.key(2, start: Self.today)])
+        var validator = PublishValidator()
+        validator.releaseSameDayKeys = true
+        let outcome = try validator.validate(request, now: Self.now)
+        #expect(outcome.accepted.map(\.exportAfter) == [Self.now])
+        // The other rules still hold: a key starting in the future is dropped.
+        let future = try validator.validate(try Self.request([Self.key(2, start: Self.today), Self.key(3, start: Self.today + 300)]), now: Self.now)
+        #expect(future.accepted.count == 1)
+        #expect(future.partialFailure)
+    }
+
     @Test func badRequestsAreRefusedWithTheReferenceCodes() {
         func code(_ body: String) -> PublishError.Code? {
             do {

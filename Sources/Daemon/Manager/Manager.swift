@@ -177,7 +177,9 @@ public actor Manager {
     public func dailySummaries(configurationJSON: String) async throws(ManagerError) -> String {
         let worker = try requireWorker()
         let configuration = try configuration(configurationJSON)
-        guard let result = await worker.rescore(configuration ?? worker.defaultConfiguration) else { return "[]" }
+        let chosen: ExposureConfiguration
+        if let configuration { chosen = configuration } else { chosen = await worker.defaultConfiguration }
+        guard let result = await worker.rescore(chosen) else { return "[]" }
         return result.json.member("daily_summaries")?.serialized() ?? "[]"
     }
 

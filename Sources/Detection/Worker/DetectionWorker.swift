@@ -30,8 +30,11 @@ public actor DetectionWorker {
     private let dataDirectory: DataDirectory
     private let downloader: KeyFileDownloader
     private let policy: SignaturePolicy
-    /// The health authority's configuration, used when a run is not given one.
-    public nonisolated let defaultConfiguration: ExposureConfiguration
+    /// The health authority's configuration, used when a run is not given one: the configured one,
+    /// or the last one fetched from `configurationURL`.
+    public private(set) var defaultConfiguration: ExposureConfiguration
+    /// Where the health authority serves its configuration (JSON); fetched before each run.
+    private let configurationURL: String?
     private let clock: any WallClock
     private let timerSleeper: any RetrySleeper
     private let deadlineSleeper: any RetrySleeper
@@ -47,12 +50,17 @@ public actor DetectionWorker {
         dataDirectory: DataDirectory, downloader: KeyFileDownloader, policy: SignaturePolicy, defaultConfiguration: ExposureConfiguration,
         clock: any WallClock, timerSleeper: any RetrySleeper = ContinuousSleeper(), deadlineSleeper: any RetrySleeper = ContinuousSleeper(),
         observer: (any DetectionObserver)? = nil,
-        hook: DetectionHook? = nil, settings: Settings = Settings(), logger: Logger = Logger(label: "gaend.detection")
+        hook: DetectionHook? = nil, settings: Settings = Settings(), configurationURL: String? = nil,
+        logger: Logger = Logger(label: "gaend.detection")
     ) {
         self.dataDirectory = dataDirectory
         self.downloader = downloader
         self.policy = policy
-        self.defaultConfiguration = defaultConfiguration
+        self.configurationURL = configurationURL
+        // The last configuration fetched survives a restart, so a server that is down then does not
+        // leave the daemon scoring with something else.
+        self.defaultConfiguration =
+            configurationURL == nil ? defaultConfiguration : (RemoteConfiguration.cached(in: dataDirectory) ?? defaultConfiguration)
         self.clock = clock
         self.timerSleeper = timerSleeper
         self.deadlineSleeper = deadlineSleeper
@@ -71,6 +79,7 @@ public actor DetectionWorker {
     @discardableResult
     public func runNow(configuration: ExposureConfiguration? = nil) async throws(DetectionWorkerError) -> DetectionResult {
         guard !running else { throw .busy }
+        if configuration == nil, let configurationURL { try await refreshConfiguration(from: configurationURL) }
         let configuration = configuration ?? defaultConfiguration
         let limit = configuration.isV1Only ? settings.runsPerDayV1 : settings.runsPerDayV2
         let reservation = try budget.reserve(now: clock.now(), limit: limit)
@@ -147,6 +156,27 @@ public actor DetectionWorker {
     }
 
     // MARK: - Private
+
+    /// Fetches the health authority's configuration. A server that cannot be reached leaves the
+    /// last fetched one in use; one that answers with something unreadable fails the run, since
+    /// scoring with a configuration the authority did not mean is worse than not scoring.
+    private func refreshConfiguration(from url: String) async throws(DetectionWorkerError) {
+        let bytes: [UInt8]
+        do {
+            bytes = try await downloader.fetch(url, limit: RemoteConfiguration.maximumBytes)
+        } catch {
+            guard RemoteConfiguration.cached(in: dataDirectory) != nil else {
+                throw .download("exposure configuration \(url): \(error)")
+            }
+            logger.warning("exposure configuration not fetched; the last one stays in use", metadata: ["url": "\(url)", "error": "\(error)"])
+            return
+        }
+        do {
+            defaultConfiguration = try RemoteConfiguration.accept(bytes, in: dataDirectory)
+        } catch {
+            throw .detection("exposure configuration \(url): \(error)")
+        }
+    }
 
 
     private func perform(configuration: ExposureConfiguration) async -> Result<(DetectionResult, [String]), DetectionWorkerError> {

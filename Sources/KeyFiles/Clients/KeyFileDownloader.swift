@@ -12,7 +12,8 @@ public import Logging
 /// failures are retried with exponential backoff.
 public struct KeyFileDownloader: Sendable {
     public var indexURL: String
-    public var baseURL: String
+    /// What the index's lines are relative to; nil: found from the index URL (`defaultBase`).
+    public var baseURL: String?
     public var transport: any HTTPTransport
     public var sleeper: any RetrySleeper
     public var store: ProcessedFilesStore
@@ -26,7 +27,7 @@ public struct KeyFileDownloader: Sendable {
     private let logger: Logger
 
     public init(
-        indexURL: String, baseURL: String, transport: any HTTPTransport, store: ProcessedFilesStore, clock: any WallClock,
+        indexURL: String, baseURL: String?, transport: any HTTPTransport, store: ProcessedFilesStore, clock: any WallClock,
         sleeper: any RetrySleeper = ContinuousSleeper(), logger: Logger = Logger(label: "gaend.download")
     ) {
         self.indexURL = indexURL
@@ -51,6 +52,12 @@ public struct KeyFileDownloader: Sendable {
         try await get(url, limit: KeyFileLimits.maximumArchiveBytes).body
     }
 
+    /// Another document from the same server (the exposure configuration), with the same timeout,
+    /// retries and a size cap.
+    public func fetch(_ url: String, limit: Int) async throws(ClientError) -> [UInt8] {
+        try await get(url, limit: limit).body
+    }
+
     /// Records that `url` was fully handled.
     public func markProcessed(_ url: String) throws(ClientError) {
         try store.markProcessed(url, at: clock.now())
@@ -62,11 +69,12 @@ public struct KeyFileDownloader: Sendable {
     /// The index's lines as absolute URLs. Lines are paths relative to the base URL; blank lines and
     /// a missing final newline are fine; anything that is not a plain relative path is refused,
     /// since it would let the index point the daemon anywhere.
-    public static func parseIndex(_ body: [UInt8], baseURL: String, indexURL: String) throws(ClientError) -> [String] {
+    public static func parseIndex(_ body: [UInt8], baseURL: String?, indexURL: String) throws(ClientError) -> [String] {
         guard let text = String(validating: body, as: UTF8.self) else {
             throw .unexpectedResponse(url: indexURL, reason: "the index is not UTF-8 text")
         }
-        let base = baseURL.hasSuffix("/") ? baseURL : baseURL + "/"
+        let chosen = baseURL ?? defaultBase(indexURL: indexURL, firstLine: text.split(separator: "\n").first.map(String.init) ?? "")
+        let base = chosen.hasSuffix("/") ? chosen : chosen + "/"
         var urls = [String]()
         var seen = Set<String>()
         for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
@@ -84,6 +92,17 @@ public struct KeyFileDownloader: Sendable {
             }
         }
         return urls
+    }
+
+    /// The base when none is configured: the index's folder, or the folder above it when the lines
+    /// start with the index folder's name, as in the reference server's layout
+    /// (`…/exposureKeyExport-CH/index.txt` listing `exposureKeyExport-CH/1-2-00001.zip`).
+    public static func defaultBase(indexURL: String, firstLine: String) -> String {
+        let folder = String(indexURL[..<(indexURL.lastIndex(of: "/") ?? indexURL.endIndex)])
+        guard let slash = folder.lastIndex(of: "/"), folder[..<slash].hasSuffix("/") == false else { return folder }
+        let name = folder[folder.index(after: slash)...]
+        let line = firstLine.trimmingCharacters(in: " \t\r")
+        return !name.isEmpty && line.hasPrefix(name + "/") ? String(folder[..<slash]) : folder
     }
 
     private func get(_ url: String, limit: Int) async throws(ClientError) -> HTTPResponse {

@@ -15,6 +15,9 @@ public struct PublishValidator: Sendable {
     public var maximumSymptomOnsetDays = 14
     /// After a still-valid key's UTC day ends, how long it waits before export (Apple asks ≥ 2 h).
     public var embargoDelay: Int64 = 2 * 3600
+    /// For demos and tests only: still-valid keys are exported at once (the reference server's
+    /// DEBUG_RELEASE_SAME_DAY_KEYS), so a key shared today can be matched today.
+    public var releaseSameDayKeys = false
 
     public init() {}
 
@@ -95,7 +98,7 @@ public struct PublishValidator: Sendable {
             // Still valid now: held until its UTC day is over, plus the delay; otherwise at once.
             let end = key.rollingStartNumber + key.rollingPeriod
             let exportAfter =
-                end > Int64(current.rawValue)
+                end > Int64(current.rawValue) && !releaseSameDayKeys
                 ? UTCDay(containing: now).advanced(by: 1).start.adding(seconds: embargoDelay)
                 : now
             accepted.append(AcceptedKey(key: temporaryKey, transmissionRisk: Int32(key.transmissionRisk), daysSinceOnsetOfSymptoms: onset, exportAfter: exportAfter))
