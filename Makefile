@@ -36,7 +36,7 @@ DBUSMOCK_VENV = .venv-dbusmock
 
 PRODUCTS = gaend gaenctl
 
-.PHONY: all deps test-peers build check check-packaging test bench install install-data uninstall clean vm-test
+.PHONY: all deps test-peers build check check-packaging test bench install install-data uninstall clean vm-test demo
 
 all: build
 
@@ -76,12 +76,19 @@ build: deps
 	$(SWIFT) build -c release --product gaend
 	$(SWIFT) build -c release --product gaenctl
 
+# Three beacons on virtual radios and a key server on loopback: A and B meet, A shares its keys,
+# B is told of the exposure and C is not (scripts/demo; about 40 s after the build).
+demo: deps $(BUMBLE_VENV)/.installed
+	for product in gaend gaenctl gaen-keyserver; do $(SWIFT) build --product $$product || exit 1; done
+	scripts/demo --bin "$$($(SWIFT) build --show-bin-path)" --python $(CURDIR)/$(BUMBLE_VENV)/bin/python
+
 # Everything CI proves: dependencies, test peers, a debug build of every target, and all tests.
 check: deps test-peers
 	$(SWIFT) build --build-tests
 	GAEND_BUMBLE_PYTHON=$(CURDIR)/$(BUMBLE_VENV)/bin/python \
 		GAEND_DBUSMOCK_PYTHON=$(CURDIR)/$(DBUSMOCK_VENV)/bin/python $(SWIFT) test --skip-build
 	$(MAKE) --no-print-directory check-packaging
+	$(MAKE) --no-print-directory demo
 	scripts/vm-test
 
 # The unit, D-Bus policy and polkit actions, installed into a scratch DESTDIR and checked with
