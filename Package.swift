@@ -124,6 +124,7 @@ let package = Package(
             dependencies: [
                 "KeyServer", "ENCore", "ENCrypto", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "FlyingFox", package: "FlyingFox"), .product(name: "FlyingSocks", package: "FlyingFox"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift),
         // The plain-C baseline the benchmark compares the Swift paths with; linked into gaen-bench only.

@@ -7,6 +7,7 @@ import FlyingFox
 import FlyingSocks
 import Foundation
 import KeyServer
+import Logging
 
 /// `gaen-keyserver serve`: the HTTP API over FlyingFox (a small async server on BSD sockets; see
 /// docs/ARCHITECTURE.md for the measured choice), with exports written on a timer.
@@ -81,7 +82,10 @@ struct Serve: AsyncParsableCommand {
         exportSettings.minimumRecords = minimumRecords
         let exporter = ExportWorker(store: store, signingKey: try privateKey(exportKey, option: "--export-key"), settings: exportSettings)
 
-        let server = HTTPServer(address: try .inet(ip4: listen, port: port), timeout: 15, handler: APIHandler(api: api))
+        LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
+        let server = HTTPServer(
+            address: try .inet(ip4: listen, port: port), timeout: 15, logger: ServerLog(Logger(label: "gaen-keyserver.http")),
+            handler: APIHandler(api: api))
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await server.run() }
             group.addTask {

@@ -80,5 +80,9 @@ struct ShareLoopTests {
         #expect(downloaded.first?["verdict"] as? String == "verified")
         #expect((detected?["statistics"] as? [String: Any])?["keys"] as? Int ?? 0 >= 1)
         harness.stop()
+        // The server's stdout holds its own lines only: no line per connection, which would fill a
+        // pipe nobody reads and stop the server.
+        let serverOutput = try String(contentsOfFile: files.path + "/server.out", encoding: .utf8)
+        #expect(serverOutput.split(separator: "\n").allSatisfy { $0.hasPrefix("listening on ") || $0.hasPrefix("exported ") }, "\(serverOutput.prefix(300))")
     }
 }

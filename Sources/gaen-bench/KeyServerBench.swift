@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+import ArgumentParser
+import ENCore
+import Foundation
+import Glibc
+import KeyFiles
+import Synchronization
+
+/// Load on `gaen-keyserver serve`, run as a second process on loopback: publish requests (each with
+/// its own code, token and certificate, obtained before the clock starts) and downloads of
+/// `index.txt` and of one export holding every key the publishes stored. Counts and a time limit
+/// bound every phase; the client opens one connection per request, as phones do.
+struct KeyServerBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "keyserver", abstract: "Key server: publish requests/s and p99, index.txt and export downloads/s, over loopback.")
+
+    @Option(help: "The gaen-keyserver executable (default: the one beside gaen-bench).")
+    var server: String?
+
+    @Option(help: "Publish requests (30 keys each: 3,334 store 100,020 keys).")
+    var publishes = 3334
+
+    @Option(help: "Requests in flight at once.")
+    var concurrency = 16
+
+    @Option(help: "Downloads of index.txt.")
+    var indexDownloads = 2000
+
+    @Option(help: "Downloads of the export file.")
+    var exportDownloads = 40
+
+    @Option(help: "Seconds any one phase may take before it stops where it is.")
+    var timeLimit = 120
+
+    static let deviceKey = "bench-device"
+    static let adminKey = "bench-admin"
+    static let keysPerPublish = 30
+
+    func run() async throws {
+        let serverPath = server ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("gaen-keyserver").path
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("gaen-bench-keyserver-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        for name in ["verification", "export"] {
+            try Self.runTool(serverPath, ["make-key", "--out", "\(work)/\(name).pem"])
+        }
+        let data = work + "/data"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: serverPath)
+        process.arguments = [
+            "serve", "--port", "0", "--data-dir", data, "--verification-key", work + "/verification.pem", "--export-key", work + "/export.pem",
+            "--region", "XB", "--health-authority", "bench", "--device-api-key", Self.deviceKey, "--admin-api-key", Self.adminKey,
+            "--export-interval", "0",
+        ]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer {
+            kill(process.processIdentifier, SIGTERM)
+            process.waitUntilExit()
+        }
+        guard let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self).split(separator: "\n").first,
+            line.hasPrefix("listening on "), let port = line.split(separator: ":").last
+        else { throw ValidationError("\(serverPath) did not start listening") }
+        let base = "http://127.0.0.1:\(port)"
+        let limit = Duration.seconds(timeLimit)
+        print("gaen-keyserver (pid \(process.processIdentifier)) on \(base); client: \(concurrency) requests in flight, a new connection each")
+
+        // Codes, tokens and certificates: the verification flow, measured on the way.
+        let transport = URLSessionTransport()
+        let prepared = try await Self.timed("verification (code, verify, certificate)", count: publishes, concurrency: concurrency, limit: limit) {
+            _ in try await Self.prepareUpload(base: base, transport: transport)
+        }
+        // The publishes themselves.
+        let uploads = Mutex(prepared.values)
+        let published = try await Self.timed("publish (30 keys each)", count: prepared.values.count, concurrency: concurrency, limit: limit) { _ in
+            guard let upload = uploads.withLock({ $0.popLast() }) else { return 0 }
+            let client = PublishClient(publishURL: base + "/v1/publish", healthAuthorityID: "bench", transport: transport)
+            let result = try await client.publish(keys: upload.keys, certificate: upload.certificate, hmacSecret: upload.secret)
+            return result.insertedExposures
+        }
+        let stored = published.values.reduce(0, +)
+
+        // One export of everything stored.
+        let exportClock = ContinuousClock.now
+        let exported = try Self.runTool(
+            serverPath, ["export", "--data-dir", data, "--export-key", work + "/export.pem", "--region", "XB", "--directory", data + "/exports"])
+        let exportSeconds = Figures.seconds(ContinuousClock.now - exportClock)
+        guard let name = exported.split(separator: " ").dropFirst().first.map(String.init) else {
+            throw ValidationError("the export wrote nothing: \(exported)")
+        }
+        let size = (try? FileManager.default.attributesOfItem(atPath: "\(data)/exports/\(name)")[.size] as? Int) ?? 0
+        print("export of \(Figures.grouped(Double(stored))) keys: \(name), \(Figures.decimals(Double(size) / 1_048_576, 2)) MiB, "
+            + "written in \(Figures.decimals(exportSeconds, 1)) s (gaen-keyserver export, a third process)")
+
+        _ = try await Self.timed("download index.txt", count: indexDownloads, concurrency: concurrency, limit: limit) { _ in
+            try await Self.download("\(base)/exports/exposureKeyExport-XB/index.txt", transport: transport)
+        }
+        let big = try await Self.timed(
+            "download the \(Figures.grouped(Double(stored)))-key export", count: exportDownloads, concurrency: min(concurrency, 4), limit: limit
+        ) { _ in
+            try await Self.download("\(base)/exports/\(name)", transport: transport)
+        }
+        let seconds = big.seconds
+        print("  \(Figures.decimals(Double(big.values.reduce(0, +)) / 1_048_576 / seconds, 1)) MiB/s")
+    }
+
+    struct Upload: Sendable {
+        var keys: [DiagnosisKey]
+        var certificate: String
+        var secret: [UInt8]
+    }
+
+    /// A code from the admin endpoint, verified, and a certificate for 30 fresh keys: three days'
+    /// worth of starts at most three keys each, yesterday and before (so nothing is embargoed).
+    static func prepareUpload(base: String, transport: URLSessionTransport) async throws -> Upload {
+        let issued = try await transport.send(
+            HTTPRequest(
+                method: "POST", url: base + "/admin/codes", headers: [("X-API-Key", adminKey), ("Content-Type", "application/json")],
+                body: Array(#"{"testType":"confirmed"}"#.utf8), maximumResponseBytes: 4096))
+        guard issued.status == 200, let object = try? JSONSerialization.jsonObject(with: Data(issued.body)) as? [String: Any],
+            let code = object["code"] as? String
+        else { throw ValidationError("/admin/codes answered \(issued.status)") }
+        let verification = VerificationClient(
+            verifyURL: base + "/api/verify", certificateURL: base + "/api/certificate", apiKey: deviceKey, transport: transport)
+        let verified = try await verification.verify(code: code)
+        let today = UTCDay(containing: UnixTime(seconds: Int64(Date().timeIntervalSince1970)))
+        var generator = SystemRandomNumberGenerator()
+        let keys = try (0..<keysPerPublish).map { index in
+            guard let start = today.advanced(by: Int64(-1 - index / 3)).firstInterval,
+                let bytes = Bytes16((0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) })
+            else { throw ValidationError("no interval for day \(today)") }
+            return DiagnosisKey(key: try TemporaryExposureKey(keyData: bytes, rollingStartIntervalNumber: start), transmissionRiskLevel: 0, reportType: .confirmedTest)
+        }
+        let secret = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let certificate = try await verification.certificate(token: verified.token, keysHMAC: TEKHMAC.compute(keys, secret: secret))
+        return Upload(keys: keys, certificate: certificate, secret: secret)
+    }
+
+    static func download(_ url: String, transport: URLSessionTransport) async throws -> Int {
+        let response = try await transport.send(HTTPRequest(url: url, maximumResponseBytes: 64 << 20))
+        guard response.status == 200 else { throw ValidationError("\(url): HTTP \(response.status)") }
+        return response.body.count
+    }
+
+    struct Timed<Value: Sendable>: Sendable {
+        var values: [Value]
+        var seconds: Double
+    }
+
+    /// Runs `body` `count` times with `concurrency` in flight, or until `limit` passes; prints the
+    /// rate and the latency percentiles.
+    static func timed<Value: Sendable>(
+        _ label: String, count: Int, concurrency: Int, limit: Duration, _ body: @escaping @Sendable (Int) async throws -> Value
+    ) async throws -> Timed<Value> {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let deadline = start + limit
+        let next = Tickets()
+        let results = try await withThrowingTaskGroup(of: [(Value, Duration)].self) { group in
+            for _ in 0..<max(1, concurrency) {
+                group.addTask {
+                    var mine = [(Value, Duration)]()
+                    while clock.now < deadline {
+                        let index = next.take()
+                        guard index < count else { break }
+                        let began = clock.now
+                        let value = try await body(index)
+                        mine.append((value, clock.now - began))
+                    }
+                    return mine
+                }
+            }
+            var all = [(Value, Duration)]()
+            for try await part in group { all += part }
+            return all
+        }
+        let seconds = Figures.seconds(clock.now - start)
+        let latencies = results.map { Figures.seconds($0.1) * 1000 }.sorted()
+        func percentile(_ p: Double) -> String {
+            latencies.isEmpty ? "-" : Figures.decimals(latencies[min(latencies.count - 1, Int((Double(latencies.count) * p).rounded(.up)) - 1)], 1)
+        }
+        let stopped = results.count < count ? " (stopped at the \(Figures.seconds(limit)) s limit)" : ""
+        print(
+            "\(label): \(Figures.grouped(Double(results.count))) in \(Figures.decimals(seconds, 2)) s = "
+                + "\(Figures.grouped(Double(results.count) / seconds))/s; latency p50 \(percentile(0.5)) ms, p99 \(percentile(0.99)) ms, "
+                + "max \(percentile(1.0)) ms\(stopped)")
+        return Timed(values: results.map(\.0), seconds: seconds)
+    }
+
+    /// Request numbers handed out to the workers.
+    final class Tickets: Sendable {
+        private let counter = Atomic(0)
+        func take() -> Int { counter.add(1, ordering: .relaxed).oldValue }
+    }
+
+    @discardableResult
+    static func runTool(_ path: String, _ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw ValidationError("\(path) \(arguments.first ?? "") exited \(process.terminationStatus)") }
+        return text.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
