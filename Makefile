@@ -105,6 +105,8 @@ test: check
 # Benchmarks print figures; they are not tests.
 bench: deps
 	$(SWIFT) run -c release gaen-bench crypto
+	$(SWIFT) build -c release --product gaen-keyserver
+	$(SWIFT) run -c release gaen-bench keyserver
 	scripts/bench-reports
 
 install: build install-data

@@ -70,12 +70,12 @@ struct KeyServerBench: AsyncParsableCommand {
 
         // Codes, tokens and certificates: the verification flow, measured on the way.
         let transport = URLSessionTransport()
-        let prepared = try await Self.timed("verification (code, verify, certificate)", count: publishes, concurrency: concurrency, limit: limit) {
+        let prepared = try await Self.timed("verification (code, verify, certificate)", count: publishes, concurrency: concurrency, limit: limit, server: process.processIdentifier) {
             _ in try await Self.prepareUpload(base: base, transport: transport)
         }
         // The publishes themselves.
         let uploads = Mutex(prepared.values)
-        let published = try await Self.timed("publish (30 keys each)", count: prepared.values.count, concurrency: concurrency, limit: limit) { _ in
+        let published = try await Self.timed("publish (30 keys each)", count: prepared.values.count, concurrency: concurrency, limit: limit, server: process.processIdentifier) { _ in
             guard let upload = uploads.withLock({ $0.popLast() }) else { return 0 }
             let client = PublishClient(publishURL: base + "/v1/publish", healthAuthorityID: "bench", transport: transport)
             let result = try await client.publish(keys: upload.keys, certificate: upload.certificate, hmacSecret: upload.secret)
@@ -95,11 +95,12 @@ struct KeyServerBench: AsyncParsableCommand {
         print("export of \(Figures.grouped(Double(stored))) keys: \(name), \(Figures.decimals(Double(size) / 1_048_576, 2)) MiB, "
             + "written in \(Figures.decimals(exportSeconds, 1)) s (gaen-keyserver export, a third process)")
 
-        _ = try await Self.timed("download index.txt", count: indexDownloads, concurrency: concurrency, limit: limit) { _ in
+        _ = try await Self.timed("download index.txt", count: indexDownloads, concurrency: concurrency, limit: limit, server: process.processIdentifier) { _ in
             try await Self.download("\(base)/exports/exposureKeyExport-XB/index.txt", transport: transport)
         }
         let big = try await Self.timed(
-            "download the \(Figures.grouped(Double(stored)))-key export", count: exportDownloads, concurrency: min(concurrency, 4), limit: limit
+            "download the \(Figures.grouped(Double(stored)))-key export", count: exportDownloads, concurrency: min(concurrency, 4), limit: limit,
+            server: process.processIdentifier
         ) { _ in
             try await Self.download("\(base)/exports/\(name)", transport: transport)
         }
@@ -153,8 +154,9 @@ struct KeyServerBench: AsyncParsableCommand {
     /// Runs `body` `count` times with `concurrency` in flight, or until `limit` passes; prints the
     /// rate and the latency percentiles.
     static func timed<Value: Sendable>(
-        _ label: String, count: Int, concurrency: Int, limit: Duration, _ body: @escaping @Sendable (Int) async throws -> Value
+        _ label: String, count: Int, concurrency: Int, limit: Duration, server: Int32, _ body: @escaping @Sendable (Int) async throws -> Value
     ) async throws -> Timed<Value> {
+        let cpuBefore = cpuSeconds(server)
         let clock = ContinuousClock()
         let start = clock.now
         let deadline = start + limit
@@ -187,7 +189,21 @@ struct KeyServerBench: AsyncParsableCommand {
             "\(label): \(Figures.grouped(Double(results.count))) in \(Figures.decimals(seconds, 2)) s = "
                 + "\(Figures.grouped(Double(results.count) / seconds))/s; latency p50 \(percentile(0.5)) ms, p99 \(percentile(0.99)) ms, "
                 + "max \(percentile(1.0)) ms\(stopped)")
+        if let before = cpuBefore, let after = cpuSeconds(server), !results.isEmpty {
+            print("  server CPU: \(Figures.decimals((after - before) * 1000 / Double(results.count), 2)) ms per request "
+                + "(\(Figures.decimals((after - before) / seconds * 100, 0)) % of one core)")
+        }
         return Timed(values: results.map(\.0), seconds: seconds)
+    }
+
+    /// User and system CPU seconds `pid` has used (/proc/PID/stat fields 14 and 15).
+    static func cpuSeconds(_ pid: Int32) -> Double? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = text.lastIndex(of: ")")
+        else { return nil }
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
     /// Request numbers handed out to the workers.

@@ -84,7 +84,8 @@ struct Serve: AsyncParsableCommand {
 
         LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
         let server = HTTPServer(
-            address: try .inet(ip4: listen, port: port), timeout: 15, logger: ServerLog(Logger(label: "gaen-keyserver.http")),
+            address: try .inet(ip4: listen, port: port), timeout: 15, pool: NoDelaySocketPool(base: HTTPServer.defaultPool()),
+            logger: ServerLog(Logger(label: "gaen-keyserver.http")),
             handler: APIHandler(api: api))
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await server.run() }
