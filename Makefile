@@ -34,7 +34,7 @@ BUMBLE_VENV = .venv-bumble
 DBUSMOCK_VERSION = 0.38.1
 DBUSMOCK_VENV = .venv-dbusmock
 
-PRODUCTS = gaend gaenctl
+PRODUCTS = gaend gaenctl gaen-keyserver
 
 .PHONY: all deps test-peers build check check-packaging test bench install install-data uninstall clean vm-test demo
 
@@ -73,8 +73,7 @@ $(DBUSMOCK_VENV)/.installed:
 
 # Release binaries in .build/release.
 build: deps
-	$(SWIFT) build -c release --product gaend
-	$(SWIFT) build -c release --product gaenctl
+	for product in $(PRODUCTS); do $(SWIFT) build -c release --product $$product || exit 1; done
 
 # Three beacons on virtual radios and a key server on loopback: A and B meet, A shares its keys,
 # B is told of the exposure and C is not (scripts/demo; about 40 s after the build).

@@ -68,13 +68,13 @@ struct Gaend: AsyncParsableCommand {
     @Option(help: "The key server's index.txt URL.")
     var indexURL: String?
 
-    @Option(help: "The URL the index's paths are relative to (default: the index URL's directory).")
+    @Option(help: "The URL the index's paths are relative to (default: from the index URL and its lines).")
     var exportBaseURL: String?
 
     @Option(help: "A trusted export signing key: KEYID:VERSION:/path/to/public.pem (repeatable).")
     var exportKey: [String] = []
 
-    @Option(help: "The exposure configuration JSON file (default: v2 defaults).")
+    @Option(help: "The exposure configuration: a JSON file, or an http(s) URL fetched before each detection (default: v2 defaults).")
     var exposureConfiguration: String?
 
     @Option(help: "Hours between scheduled detections (default 4).")
