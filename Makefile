@@ -22,9 +22,12 @@ UNIT_BINDIR ?= $(PREFIX)/bin
 
 # Debian packages the build needs: the C libraries (through pkg-config) and pkg-config itself.
 # The D-Bus test peer needs dbus-python and PyGObject from Debian, dbus-daemon, gdbus (libglib2.0-bin)
-# and busctl (only in systemd on Debian 12).
-APT_PACKAGES = pkg-config libssl-dev libdbus-1-dev libbluetooth-dev libsqlite3-dev zlib1g-dev openssl libcurl4 python3 python3-venv \
-	python3-dbus python3-gi dbus-daemon libglib2.0-bin systemd
+# and busctl (only in systemd on Debian 12). The key server's PostgreSQL tests run a private server
+# from postgresql-15: the versioned package, not the `postgresql` metapackage, because its binaries'
+# directory (POSTGRES_BIN) names the version, and the metapackage adds nothing but that dependency.
+APT_PACKAGES = pkg-config libssl-dev libdbus-1-dev libbluetooth-dev libsqlite3-dev libpq-dev zlib1g-dev openssl libcurl4 python3 python3-venv \
+	python3-dbus python3-gi dbus-daemon libglib2.0-bin systemd postgresql-15
+POSTGRES_BIN = /usr/lib/postgresql/15/bin
 
 # The test peers: Bumble's virtual controllers and host, pinned, in a venv of the project's own.
 BUMBLE_VERSION = 0.0.236
@@ -85,7 +88,8 @@ demo: deps $(BUMBLE_VENV)/.installed
 check: deps test-peers
 	$(SWIFT) build --build-tests
 	GAEND_BUMBLE_PYTHON=$(CURDIR)/$(BUMBLE_VENV)/bin/python \
-		GAEND_DBUSMOCK_PYTHON=$(CURDIR)/$(DBUSMOCK_VENV)/bin/python $(SWIFT) test --skip-build
+		GAEND_DBUSMOCK_PYTHON=$(CURDIR)/$(DBUSMOCK_VENV)/bin/python \
+		GAEND_POSTGRES_BIN=$(POSTGRES_BIN) $(SWIFT) test --skip-build
 	$(MAKE) --no-print-directory check-packaging
 	$(MAKE) --no-print-directory demo
 	scripts/vm-test

@@ -37,6 +37,7 @@ let package = Package(
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         .systemLibrary(name: "CBlueZ", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CPostgreSQL", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // What Swift cannot import from those headers: function-like macros and typed constants.
         .target(name: "CGaendShims", dependencies: ["COpenSSL", "CDBus", "CBlueZ"]),
 
@@ -77,8 +78,12 @@ let package = Package(
             swiftSettings: strictSwift),
         // The only libsqlite3 user: a connection, statements, transactions.
         .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: strictSwift),
-        // gaen-keyserver's logic: publish validation and storage (more to come: verification, export).
-        .target(name: "KeyServer", dependencies: ["ENCore", "ENCrypto", "SQLite", "KeyFiles", "Storage"], swiftSettings: strictSwift),
+        // The only libpq user: a connection, binary parameters and results, transactions.
+        .target(name: "PostgreSQL", dependencies: ["CPostgreSQL"], swiftSettings: strictSwift),
+        // gaen-keyserver's logic: publish validation, verification, exports, and their storage in
+        // SQLite or PostgreSQL.
+        .target(
+            name: "KeyServer", dependencies: ["ENCore", "ENCrypto", "SQLite", "PostgreSQL", "KeyFiles", "Storage"], swiftSettings: strictSwift),
         // The radio back end beside bluetoothd, over D-Bus.
         .target(
             name: "BlueZ",
@@ -139,9 +144,9 @@ let package = Package(
             swiftSettings: strictSwift),
 
         // Fakes and fixtures the test targets share: an injected clock, a predictable random source,
-        // temporary directories.
+        // temporary directories, private servers (dbus-daemon, PostgreSQL...).
         .target(
-            name: "GaendTestSupport", dependencies: ["ENCore", "ENCrypto"], path: "Tests/TestSupport",
+            name: "GaendTestSupport", dependencies: ["ENCore", "ENCrypto", "PostgreSQL"], path: "Tests/TestSupport",
             swiftSettings: strictSwift),
         .testTarget(name: "ENCoreTests", dependencies: ["ENCore"], swiftSettings: strictSwift),
         .testTarget(
@@ -176,7 +181,9 @@ let package = Package(
             dependencies: ["BlueZ", "DBus", "HCI", "Radio", "ENCore", "GaendTestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSwift),
         .testTarget(
-            name: "KeyServerTests", dependencies: ["KeyServer", "SQLite", "ENCore", "ENCrypto", "KeyFiles", "Storage", "GaendTestSupport"], swiftSettings: strictSwift),
+            name: "KeyServerTests",
+            dependencies: ["KeyServer", "SQLite", "PostgreSQL", "ENCore", "ENCrypto", "KeyFiles", "Storage", "GaendTestSupport"],
+            swiftSettings: strictSwift),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "GaendTestSupport"], swiftSettings: strictSwift),
         .testTarget(
             name: "DetectionTests",

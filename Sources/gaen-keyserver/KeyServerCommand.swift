@@ -17,17 +17,6 @@ struct KeyServerCommand: AsyncParsableCommand {
         subcommands: [Serve.self, IssueCode.self, Export.self, MakeKey.self])
 }
 
-/// Options naming the server's data directory.
-struct ServerOptions: ParsableArguments {
-    @Option(help: "The server's data directory (its SQLite databases).")
-    var dataDir: String
-
-    func path(_ name: String) throws -> String {
-        try FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)
-        return dataDir + "/" + name
-    }
-}
-
 /// Reads a PEM private key file.
 func privateKey(_ path: String, option: String) throws -> ECDSAPrivateKey {
     guard let data = FileManager.default.contents(atPath: path) else { throw ValidationError("\(option): \(path) cannot be read") }
@@ -62,7 +51,7 @@ struct IssueCode: AsyncParsableCommand {
             guard let day = UTCDay(parsing: text) else { throw ValidationError("\(option): '\(text)' is not a date YYYY-MM-DD") }
             return day
         }
-        let verifier = try Verifier(path: try options.path("verification.sqlite"), signingKey: try privateKey(verificationKey, option: "--verification-key"))
+        let verifier = try options.openVerifier(signingKey: try privateKey(verificationKey, option: "--verification-key"))
         do {
             let code = try await verifier.issueCode(
                 testType: type, symptomDate: try day(symptomDate, "--symptom-date"), testDate: try day(testDate, "--test-date"), now: SystemClockTime.now)
@@ -97,7 +86,7 @@ struct Export: AsyncParsableCommand {
     func run() async throws {
         let parts = keyID.split(separator: ":", maxSplits: 1).map(String.init)
         guard parts.count == 2 else { throw ValidationError("--key-id: '\(keyID)' is not ID:VERSION") }
-        let store = try KeyStore(path: try options.path("keys.sqlite"))
+        let store = try options.openKeyStore()
         var settings = ExportWorker.Settings(directory: directory, root: "exposureKeyExport-\(region)", region: region, keyID: parts[0], keyVersion: parts[1])
         settings.minimumRecords = minimumRecords
         let worker = ExportWorker(store: store, signingKey: try privateKey(exportKey, option: "--export-key"), settings: settings)

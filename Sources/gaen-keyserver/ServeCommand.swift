@@ -62,11 +62,12 @@ struct Serve: AsyncParsableCommand {
         let parts = keyID.split(separator: ":", maxSplits: 1).map(String.init)
         guard parts.count == 2 else { throw ValidationError("--key-id: '\(keyID)' is not ID:VERSION") }
         guard !healthAuthority.isEmpty else { throw ValidationError("--health-authority: at least one is needed") }
+        guard let dataDir = options.dataDir else { throw ValidationError("--data-dir: serve keeps its exports there, so it is needed") }
         let signing = try privateKey(verificationKey, option: "--verification-key")
-        let store = try KeyStore(path: try options.path("keys.sqlite"))
-        let verifier = try Verifier(path: try options.path("verification.sqlite"), signingKey: signing)
+        let store = try options.openKeyStore()
+        let verifier = try options.openVerifier(signingKey: signing)
         var settings = KeyServerAPI.Settings(
-            healthAuthorities: Set(healthAuthority), deviceAPIKey: deviceAPIKey, exportDirectory: options.dataDir + "/exports")
+            healthAuthorities: Set(healthAuthority), deviceAPIKey: deviceAPIKey, exportDirectory: dataDir + "/exports")
         settings.adminAPIKey = adminAPIKey
         settings.exposureConfigurationPath = exposureConfiguration
         var validator = PublishValidator()

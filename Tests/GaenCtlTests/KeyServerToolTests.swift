@@ -7,7 +7,7 @@ import KeyServer
 import Testing
 
 /// gaen-keyserver's administrator commands, and its exports read back by `gaenctl tools inspect`.
-@Suite struct KeyServerToolTests {
+@Suite(.postgreSQLServer) struct KeyServerToolTests {
     @Test func codesAreIssuedAndExportsVerifyWithGaenctl() async throws {
         let directory = try TemporaryDirectory()
         let data = directory.path + "/server"
@@ -46,5 +46,50 @@ import Testing
         #expect(inspected.standardOutput.contains(#""verified""#))
         #expect(inspected.standardOutput.contains("cf60b1f61773d9297167c18482a4d8a4"))  // z2Cx9hdz2SlxZ8GEgqTYpA== in hex
         #expect(try String(contentsOfFile: directory.path + "/www/exposureKeyExport-CH/index.txt", encoding: .utf8) == name)
+    }
+
+    /// `--database` puts the keys and the codes in PostgreSQL; a URL that is not one, or a server
+    /// that cannot be reached, is an error naming the option (and never the password).
+    @Test(.enabled(if: PostgreSQLServer.binaries != nil, Comment(rawValue: PostgreSQLServer.unavailable)))
+    func theDatabaseOptionTakesAPostgreSQLURL() async throws {
+        let directory = try TemporaryDirectory()
+        let url = try PostgreSQLServer.required().makeDatabase()
+        let verification = directory.path + "/verification.pem"
+        let export = directory.path + "/export.pem"
+        _ = try ToolRunner.run("gaen-keyserver", ["make-key", "--out", verification])
+        _ = try ToolRunner.run("gaen-keyserver", ["make-key", "--out", export])
+
+        let code = try ToolRunner.run("gaen-keyserver", ["issue-code", "--database", url, "--verification-key", verification, "--type", "confirmed"])
+        #expect(code.status == 0, "\(code.standardError)")
+        #expect(code.standardOutput.trimmingCharacters(in: .newlines).count == 8)
+
+        let now = UnixTime(seconds: Int64(Date().timeIntervalSince1970))
+        let today = Int64(try #require(ENIntervalNumber(containing: now)).rollingStart.rawValue)
+        let request = try PublishRequest(
+            json: Array(#"{"temporaryExposureKeys": [{"key": "z2Cx9hdz2SlxZ8GEgqTYpA==", "rollingStartNumber": \#(today - 144)}], "healthAuthorityID": "x"}"#.utf8))
+        _ = try await KeyStore(.postgreSQL(connectionString: url)).publish(
+            try PublishValidator().validate(request, now: now).accepted, reportType: 1, healthAuthority: "x", traveler: false, revisionToken: nil, now: now)
+        let exported = try ToolRunner.run(
+            "gaen-keyserver", ["export", "--database", url, "--export-key", export, "--region", "CH", "--directory", directory.path + "/www"])
+        #expect(exported.status == 0, "\(exported.standardError)")
+        #expect(exported.standardOutput.hasPrefix("wrote exposureKeyExport-CH/"))
+
+        let unreachable = try ToolRunner.run(
+            "gaen-keyserver",
+            ["issue-code", "--database", "postgresql://postgres:hunter2@127.0.0.1:1/keys", "--verification-key", verification, "--type", "confirmed"])
+        #expect(unreachable.status == 1)
+        #expect(unreachable.standardError.contains("--database: cannot use the PostgreSQL database: connection to server at \"127.0.0.1\", port 1 failed"))
+        #expect(!unreachable.standardError.contains("hunter2"))
+        let served = try ToolRunner.run(
+            "gaen-keyserver",
+            [
+                "serve", "--data-dir", directory.path + "/server", "--database", "postgres://postgres:hunter2@127.0.0.1:1/keys", "--port", "0",
+                "--verification-key", verification, "--export-key", export, "--health-authority", "x", "--device-api-key", "k",
+            ])
+        #expect(served.status == 1)
+        #expect(served.standardError.contains("--database: cannot use the PostgreSQL database"))
+        let notAURL = try ToolRunner.run("gaen-keyserver", ["issue-code", "--database", "mysql://x", "--verification-key", verification, "--type", "confirmed"])
+        #expect(notAURL.status != 0)
+        #expect(notAURL.standardError.contains("--database: expected a postgresql:// or postgres:// URL"))
     }
 }

@@ -11,7 +11,7 @@ import Testing
 
 /// gaend's own clients (the ones Manager1's sharing and detection use) against the key server's
 /// API in process: an administrator's code, verify, certificate, publish, export, download.
-@Suite struct APITests {
+@Suite(.postgreSQLServer) struct APITests {
     /// Carries the clients' requests to `KeyServerAPI.handle`.
     struct InProcessTransport: HTTPTransport {
         let api: KeyServerAPI
@@ -23,12 +23,14 @@ import Testing
         }
     }
 
-    @Test func aDeviceSharesItsKeysAndAnotherDownloadsThem() async throws {
-        let directory = try TemporaryDirectory()
+    @Test(arguments: Engine.available)
+    func aDeviceSharesItsKeysAndAnotherDownloadsThem(_ engine: Engine) async throws {
+        let database = try TestDatabase(engine)
+        let directory = database.directory
         let verificationKey = try ECDSAPrivateKey()
         let exportKey = try ECDSAPrivateKey()
-        let store = try KeyStore(path: directory.path + "/keys.sqlite")
-        let verifier = try Verifier(path: directory.path + "/verification.sqlite", signingKey: verificationKey)
+        let store = try KeyStore(database.keys)
+        let verifier = try Verifier(database.verification, signingKey: verificationKey)
         var settings = KeyServerAPI.Settings(healthAuthorities: ["ch.example"], deviceAPIKey: "device-key", exportDirectory: directory.path + "/www")
         settings.adminAPIKey = "admin-key"
         let now = UnixTime(seconds: Int64(Date().timeIntervalSince1970))

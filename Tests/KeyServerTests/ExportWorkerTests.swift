@@ -10,13 +10,15 @@ import Testing
 
 /// Published keys become signed files and an index in the reference layout, embargo and
 /// retention included; what gaend's reader makes of them is the test.
-@Suite struct ExportWorkerTests {
+@Suite(.postgreSQLServer) struct ExportWorkerTests {
     static let now = PublishValidatorTests.now
     static let today: Int64 = PublishValidatorTests.today
 
-    @Test func embargoRevisionAndRetention() async throws {
-        let directory = try TemporaryDirectory()
-        let store = try KeyStore(path: directory.path + "/keys.sqlite")
+    @Test(arguments: Engine.available)
+    func embargoRevisionAndRetention(_ engine: Engine) async throws {
+        let database = try TestDatabase(engine)
+        let directory = database.directory
+        let store = try KeyStore(database.keys)
         let signing = try ECDSAPrivateKey()
         var settings = ExportWorker.Settings(directory: directory.path + "/exports", root: "exposureKeyExport-CH", region: "CH", keyID: "310", keyVersion: "v1")
         settings.minimumRecords = 10

@@ -7,8 +7,8 @@ import KeyServer
 import SQLite
 import Testing
 
-/// Publishing into SQLite: inserts, revisions with the token, and refusals that store nothing.
-@Suite struct KeyStoreTests {
+/// Publishing on either engine: inserts, revisions with the token, and refusals that store nothing.
+@Suite(.postgreSQLServer) struct KeyStoreTests {
     static let now = PublishValidatorTests.now
 
     static func accepted(_ bytes: [UInt8], exportAfter: UnixTime = now) throws -> PublishValidator.AcceptedKey {
@@ -17,14 +17,10 @@ import Testing
             transmissionRisk: 2, daysSinceOnsetOfSymptoms: 1, exportAfter: exportAfter)
     }
 
-    static func count(_ path: String) throws -> Int64 {
-        try SQLiteDatabase(path: path).query("SELECT count(*) FROM exposure").first?.first?.integer ?? -1
-    }
-
-    @Test func aLikelyDiagnosisIsConfirmedOnceWithItsToken() async throws {
-        let directory = try TemporaryDirectory()
-        let path = directory.path + "/keys.sqlite"
-        let store = try KeyStore(path: path)
+    @Test(arguments: Engine.available)
+    func aLikelyDiagnosisIsConfirmedOnceWithItsToken(_ engine: Engine) async throws {
+        let database = try TestDatabase(engine)
+        let store = try KeyStore(database.keys)
         let first = try await store.publish(
             [try Self.accepted(Array(repeating: 1, count: 16)), try Self.accepted(Array(repeating: 2, count: 16))], reportType: 2,
             healthAuthority: "ch.example", traveler: false, revisionToken: nil, now: Self.now)
@@ -37,7 +33,7 @@ import Testing
                 [try Self.accepted(Array(repeating: 3, count: 16)), try Self.accepted(Array(repeating: 1, count: 16))], reportType: 1,
                 healthAuthority: "ch.example", traveler: false, revisionToken: nil, now: Self.now)
         }
-        #expect(try Self.count(path) == 2)
+        #expect(try database.count("exposure") == 2)
         await #expect { try await store.publish([try Self.accepted(Array(repeating: 1, count: 16))], reportType: 1, healthAuthority: "x", traveler: false, revisionToken: "forged", now: Self.now) }
             throws: { ($0 as? PublishError)?.code == .invalidRevisionToken }
 
@@ -53,19 +49,20 @@ import Testing
             [try Self.accepted(Array(repeating: 9, count: 16))], reportType: 1, healthAuthority: "ch.example", traveler: false, revisionToken: nil, now: Self.now)
         await #expect { try await store.publish([try Self.accepted(Array(repeating: 9, count: 16))], reportType: 5, healthAuthority: "x", traveler: false, revisionToken: confirmed.revisionToken, now: Self.now) }
             throws: { ($0 as? PublishError)?.code == .invalidReportTypeTransition }
-        #expect(try Self.count(path) == 3)
+        #expect(try database.count("exposure") == 3)
     }
 
-    @Test func embargoedKeysAreNotExportableYet() async throws {
-        let directory = try TemporaryDirectory()
-        let store = try KeyStore(path: directory.path + "/keys.sqlite")
+    @Test(arguments: Engine.available)
+    func embargoedKeysAreNotExportableYet(_ engine: Engine) async throws {
+        let database = try TestDatabase(engine)
+        let store = try KeyStore(database.keys)
         _ = try await store.publish(
             [try Self.accepted(Array(repeating: 1, count: 16)), try Self.accepted(Array(repeating: 2, count: 16), exportAfter: Self.now.adding(seconds: 3600))],
             reportType: 1, healthAuthority: "ch.example", traveler: false, revisionToken: nil, now: Self.now)
         #expect(try await store.exportable(now: Self.now) == 1)
         #expect(try await store.exportable(now: Self.now.adding(seconds: 3600)) == 2)
-        // A reopened store has them (WAL committed).
-        let reopened = try KeyStore(path: directory.path + "/keys.sqlite")
+        // A reopened store has them (committed).
+        let reopened = try KeyStore(database.keys)
         #expect(try await reopened.exportable(now: Self.now.adding(seconds: 3600)) == 2)
     }
 
@@ -73,6 +70,22 @@ import Testing
         let directory = try TemporaryDirectory()
         let path = directory.path + "/keys.sqlite"
         try "this is not SQLite, just text long enough to be a header...........................".write(toFile: path, atomically: true, encoding: .utf8)
-        #expect(throws: SQLiteError.self) { try KeyStore(path: path) }
+        #expect { try KeyStore(path: path) } throws: { ($0 as? DatabaseError)?.engine == .sqlite }
+    }
+
+    /// Files from before PostgreSQL support have `export_batch.end`, a word PostgreSQL reserves:
+    /// opened, it becomes `end_time` with its rows.
+    @Test func anOldSQLiteFileHasItsEndColumnRenamed() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/keys.sqlite"
+        try SQLiteDatabase(path: path).execute(
+            """
+            CREATE TABLE export_batch (id INTEGER PRIMARY KEY AUTOINCREMENT, start INTEGER NOT NULL, end INTEGER NOT NULL,
+                name TEXT NOT NULL UNIQUE, keys INTEGER NOT NULL, created INTEGER NOT NULL);
+            INSERT INTO export_batch (start, end, name, keys, created) VALUES (1, 2, 'old.zip', 3, 4);
+            """)
+        let store = try KeyStore(path: path)
+        #expect(try await store.batches().map(\.name) == ["old.zip"])
+        #expect(try await store.batches().first?.end == UnixTime(seconds: 2))
     }
 }

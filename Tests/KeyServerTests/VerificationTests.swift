@@ -8,7 +8,7 @@ import KeyServer
 import Testing
 
 /// Codes → tokens → certificates, and the key server's check of a certificate against a publish.
-@Suite struct VerificationTests {
+@Suite(.postgreSQLServer) struct VerificationTests {
     static let now = PublishValidatorTests.now
 
     @Test func jwtSignaturesVerifyAndTamperingDoesNot() throws {
@@ -29,10 +29,11 @@ import Testing
         }
     }
 
-    @Test func aCodeBecomesOneTokenAndOneCertificateThatThePublishCheckAccepts() async throws {
-        let directory = try TemporaryDirectory()
+    @Test(arguments: Engine.available)
+    func aCodeBecomesOneTokenAndOneCertificateThatThePublishCheckAccepts(_ engine: Engine) async throws {
+        let database = try TestDatabase(engine)
         let signing = try ECDSAPrivateKey()
-        let verifier = try Verifier(path: directory.path + "/verification.sqlite", signingKey: signing)
+        let verifier = try Verifier(database.verification, signingKey: signing)
         let code = try await verifier.issueCode(testType: "likely", symptomDate: UTCDay(parsing: "2026-11-18"), testDate: nil, now: Self.now)
         #expect(code.count == 8)
         let verified = try await verifier.verify(code: code, accept: ["confirmed", "likely"], now: Self.now)

@@ -41,33 +41,35 @@ public struct ExportWorker: Sendable {
     }
 
     /// One run: a batch if there are keys (or padding to write), then the index and retention.
-    /// - Returns: the name of the file written, if any.
+    /// - Returns: the name of the file written, if any (none either when nothing is pending or
+    ///   when another replica is exporting at the same moment).
     @discardableResult
     public func run(now: UnixTime) async throws -> String? {
-        let pending = try await store.pendingExport(now: now)
-        var written: String?
-        if !pending.isEmpty {
-            let start = try await store.batches().last?.end ?? now.adding(seconds: -86_400)
-            var keys = pending.keys.map(Self.diagnosisKey)
-            keys += try padding(count: settings.minimumRecords - keys.count, now: now)
-            // Shuffled: the order of upload must not show in the file.
-            keys.shuffle()
-            let export = KeyExport(
-                startTimestamp: UInt64(start.seconds), endTimestamp: UInt64(now.seconds), region: settings.region, keys: keys,
-                revisedKeys: pending.revised.map(Self.diagnosisKey))
-            let zip = try KeyFileWriter(signingKey: signingKey, keyID: settings.keyID, keyVersion: settings.keyVersion).archive(export)
-            let name = "\(settings.root)/\(start.seconds)-\(now.seconds)-00001.zip"
-            let folder = DataDirectory(path: settings.directory + "/" + settings.root)
-            _ = try folder.prepare()
-            try AtomicFile.write(zip, to: settings.directory + "/" + name, mode: 0o644)
-            try await store.recordBatch(name: name, start: start, end: now, keys: pending.keys, revised: pending.revised, now: now)
-            written = name
-        }
+        // Made here, not only with a file: a replica whose batches another replica wrote still
+        // writes the index.
+        _ = try DataDirectory(path: settings.directory + "/" + settings.root).prepare()
+        let written = try await store.exportBatch(now: now) { pending in try write(pending, now: now) }
         let expired = try await store.deleteBefore(now.adding(seconds: -settings.retentionDays * 86_400))
         for name in expired { try? AtomicFile.remove(settings.directory + "/" + name) }
         let names = try await store.batches().map(\.name).sorted()
         try AtomicFile.write(Array(names.joined(separator: "\n").utf8), to: settings.directory + "/" + settings.root + "/index.txt", mode: 0o644)
         return written
+    }
+
+    /// Signs and writes one batch's file; its name depends only on the batch's span, so writing
+    /// it again replaces it.
+    func write(_ pending: KeyStore.PendingExport, now: UnixTime) throws -> String {
+        var keys = pending.keys.map(Self.diagnosisKey)
+        keys += try padding(count: settings.minimumRecords - keys.count, now: now)
+        // Shuffled: the order of upload must not show in the file.
+        keys.shuffle()
+        let export = KeyExport(
+            startTimestamp: UInt64(pending.start.seconds), endTimestamp: UInt64(now.seconds), region: settings.region, keys: keys,
+            revisedKeys: pending.revised.map(Self.diagnosisKey))
+        let zip = try KeyFileWriter(signingKey: signingKey, keyID: settings.keyID, keyVersion: settings.keyVersion).archive(export)
+        let name = "\(settings.root)/\(pending.start.seconds)-\(now.seconds)-00001.zip"
+        try AtomicFile.write(zip, to: settings.directory + "/" + name, mode: 0o644)
+        return name
     }
 
     static func diagnosisKey(_ stored: KeyStore.StoredKey) -> DiagnosisKey {

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 public import ENCore
-public import SQLite
 
 extension KeyStore {
     /// A key as exports carry it.
@@ -13,15 +12,51 @@ extension KeyStore {
     }
 
     /// What the next batch holds: keys out of their embargo and not exported yet, and revisions
-    /// likewise.
+    /// likewise, and where its time span starts (the last batch's end, or a day back for the first).
     public struct PendingExport: Sendable {
         public var keys: [StoredKey]
         public var revised: [StoredKey]
+        public var start: UnixTime
         public var isEmpty: Bool { keys.isEmpty && revised.isEmpty }
     }
 
-    public func pendingExport(now: UnixTime) throws(SQLiteError) -> PendingExport {
-        func keys(_ sql: String, reportColumn: String) throws(SQLiteError) -> [StoredKey] {
+    /// Exports the next batch, if there is one: chooses its keys, has `write` write the file and
+    /// name it, and records the batch and marks its keys exported, all in one transaction that
+    /// holds the export lock, so that replicas sharing a PostgreSQL database never put a key in
+    /// two batches. A replica that finds the lock taken exports nothing this time: the holder's
+    /// batch has the keys. If `write` throws, nothing is recorded.
+    ///
+    /// `write` runs again if the transaction loses a race with another session (PostgreSQL), so it
+    /// must replace the file it wrote the first time, which it does when the name depends only on
+    /// the batch's span.
+    /// - Returns: the name `write` gave, or nil when nothing was exported.
+    public func exportBatch(now: UnixTime, write: @Sendable (PendingExport) throws -> String) throws -> String? {
+        try database.transaction { () throws -> String? in
+            guard try database.lock(.export, wait: false) else { return nil }
+            let pending = try pendingExport(now: now)
+            guard !pending.isEmpty else { return nil }
+            let name = try write(pending)
+            let batch =
+                try database.query(
+                    "INSERT INTO export_batch (start, end_time, name, keys, created) VALUES (?1, ?2, ?3, ?4, ?5) RETURNING id",
+                    [
+                        .integer(pending.start.seconds), .integer(now.seconds), .text(name), .integer(Int64(pending.keys.count + pending.revised.count)),
+                        .integer(now.seconds),
+                    ]
+                ).first?.first ?? .null
+            for key in pending.keys {
+                try database.query("UPDATE exposure SET exported_batch = ?2 WHERE key = ?1", [.blob(key.key.keyData.bytes), batch])
+            }
+            for key in pending.revised {
+                try database.query("UPDATE exposure SET revision_exported_batch = ?2 WHERE key = ?1", [.blob(key.key.keyData.bytes), batch])
+            }
+            return name
+        }
+    }
+
+    /// The keys and revisions not exported yet whose embargo is over.
+    private func pendingExport(now: UnixTime) throws(DatabaseError) -> PendingExport {
+        func keys(_ sql: String, reportColumn: String) throws(DatabaseError) -> [StoredKey] {
             try database.query(
                 "SELECT key, rolling_start, rolling_period, transmission_risk, \(reportColumn), days_since_onset FROM exposure WHERE \(sql)",
                 [.integer(now.seconds)]
@@ -35,33 +70,18 @@ extension KeyStore {
                     daysSinceOnsetOfSymptoms: row[5].integer.map { Int32($0) })
             }
         }
+        let lastEnd = try database.query("SELECT end_time FROM export_batch ORDER BY end_time DESC LIMIT 1").first?.first?.integer
         return PendingExport(
             keys: try keys("exported_batch IS NULL AND export_after <= ?1", reportColumn: "report_type"),
             revised: try keys(
                 "exported_batch IS NOT NULL AND revised_report_type IS NOT NULL AND revision_exported_batch IS NULL AND export_after <= ?1",
-                reportColumn: "revised_report_type"))
-    }
-
-    /// Records a written batch and marks its keys exported (one transaction). `keys` and `revised`
-    /// are what `pendingExport` returned for it.
-    public func recordBatch(name: String, start: UnixTime, end: UnixTime, keys: [StoredKey], revised: [StoredKey], now: UnixTime) throws {
-        try database.transaction { () throws -> Void in
-            try database.query(
-                "INSERT INTO export_batch (start, end, name, keys, created) VALUES (?1, ?2, ?3, ?4, ?5)",
-                [.integer(start.seconds), .integer(end.seconds), .text(name), .integer(Int64(keys.count + revised.count)), .integer(now.seconds)])
-            let batch = try database.query("SELECT last_insert_rowid()").first?.first ?? .null
-            for key in keys {
-                try database.query("UPDATE exposure SET exported_batch = ?2 WHERE key = ?1", [.blob(key.key.keyData.bytes), batch])
-            }
-            for key in revised {
-                try database.query("UPDATE exposure SET revision_exported_batch = ?2 WHERE key = ?1", [.blob(key.key.keyData.bytes), batch])
-            }
-        }
+                reportColumn: "revised_report_type"),
+            start: lastEnd.map(UnixTime.init(seconds:)) ?? now.adding(seconds: -86_400))
     }
 
     /// The batches, oldest first: (name, start, end).
-    public func batches() throws(SQLiteError) -> [(name: String, start: UnixTime, end: UnixTime)] {
-        try database.query("SELECT name, start, end FROM export_batch ORDER BY end, name").compactMap { row in
+    public func batches() throws(DatabaseError) -> [(name: String, start: UnixTime, end: UnixTime)] {
+        try database.query("SELECT name, start, end_time FROM export_batch ORDER BY end_time, name").compactMap { row in
             guard let name = row[0].text, let start = row[1].integer, let end = row[2].integer else { return nil }
             return (name, UnixTime(seconds: start), UnixTime(seconds: end))
         }
@@ -70,8 +90,9 @@ extension KeyStore {
     /// Forgets batches that ended before `cutoff`, and keys whose intervals ended before it.
     public func deleteBefore(_ cutoff: UnixTime) throws -> [String] {
         try database.transaction { () throws -> [String] in
-            let names = try database.query("SELECT name FROM export_batch WHERE end < ?1", [.integer(cutoff.seconds)]).compactMap { $0.first?.text }
-            try database.query("DELETE FROM export_batch WHERE end < ?1", [.integer(cutoff.seconds)])
+            let names = try database.query("DELETE FROM export_batch WHERE end_time < ?1 RETURNING name", [.integer(cutoff.seconds)]).compactMap {
+                $0.first?.text
+            }
             let cutoffInterval = cutoff.seconds / ENIntervalNumber.seconds
             try database.query("DELETE FROM exposure WHERE rolling_start + rolling_period < ?1", [.integer(cutoffInterval)])
             return names

@@ -2,58 +2,75 @@
 
 public import ENCore
 import Foundation
-public import SQLite
 
-/// The key server's published keys in SQLite (one file, nothing to set up). One actor owns the
-/// connection; each publish is one transaction, so a refused request stores nothing.
+/// The key server's published keys, in SQLite (one file, nothing to set up) or PostgreSQL (one
+/// database for several replicas). One actor owns the connection; each publish is one
+/// transaction, so a refused request stores nothing.
 ///
 /// Revision follows the reference server: a publish returns a token naming its keys; a later
 /// publish of the same keys (a likely diagnosis confirmed, or revoked) must present it, and a key
 /// is revised once at most.
 public actor KeyStore {
-    let database: SQLiteDatabase
+    let database: any Database
 
-    public init(path: String) throws(SQLiteError) {
-        database = try SQLiteDatabase(path: path)
-        try database.execute(Self.schema)
+    /// Opens the store's tables at `location`, creating them if needed.
+    /// - Throws: `DatabaseError` naming what failed: the file or the connection, or the schema.
+    public init(_ location: DatabaseLocation) throws(DatabaseError) {
+        database = try location.open()
+        try database.createSchema(Self.schema(database.engine.types))
+        if database.engine == .sqlite { try Self.renameEndColumn(database) }
     }
 
-    static let schema = """
+    /// Opens the store in the SQLite file at `path`.
+    public init(path: String) throws(DatabaseError) {
+        try self.init(.sqlite(path: path))
+    }
+
+    static func schema(_ types: ColumnTypes) -> String {
+        """
         CREATE TABLE IF NOT EXISTS exposure (
-            key BLOB PRIMARY KEY CHECK (length(key) = 16),
-            rolling_start INTEGER NOT NULL,
-            rolling_period INTEGER NOT NULL CHECK (rolling_period BETWEEN 1 AND 144),
-            transmission_risk INTEGER NOT NULL CHECK (transmission_risk BETWEEN 0 AND 8),
-            report_type INTEGER NOT NULL,
-            days_since_onset INTEGER,
+            key \(types.blob) PRIMARY KEY CHECK (length(key) = 16),
+            rolling_start \(types.integer) NOT NULL,
+            rolling_period \(types.integer) NOT NULL CHECK (rolling_period BETWEEN 1 AND 144),
+            transmission_risk \(types.integer) NOT NULL CHECK (transmission_risk BETWEEN 0 AND 8),
+            report_type \(types.integer) NOT NULL,
+            days_since_onset \(types.integer),
             health_authority TEXT NOT NULL,
-            traveler INTEGER NOT NULL DEFAULT 0,
-            export_after INTEGER NOT NULL,
-            created INTEGER NOT NULL,
-            revised_report_type INTEGER,
-            revised_at INTEGER,
-            exported_batch INTEGER,
-            revision_exported_batch INTEGER
+            traveler \(types.integer) NOT NULL DEFAULT 0,
+            export_after \(types.integer) NOT NULL,
+            created \(types.integer) NOT NULL,
+            revised_report_type \(types.integer),
+            revised_at \(types.integer),
+            exported_batch \(types.integer),
+            revision_exported_batch \(types.integer)
         );
         CREATE TABLE IF NOT EXISTS export_batch (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            start INTEGER NOT NULL,
-            end INTEGER NOT NULL,
+            id \(types.identity),
+            start \(types.integer) NOT NULL,
+            end_time \(types.integer) NOT NULL,
             name TEXT NOT NULL UNIQUE,
-            keys INTEGER NOT NULL,
-            created INTEGER NOT NULL
+            keys \(types.integer) NOT NULL,
+            created \(types.integer) NOT NULL
         );
         CREATE INDEX IF NOT EXISTS exposure_export_after ON exposure (export_after);
         CREATE TABLE IF NOT EXISTS revision_token (
             token TEXT PRIMARY KEY,
-            created INTEGER NOT NULL
+            created \(types.integer) NOT NULL
         );
         CREATE TABLE IF NOT EXISTS revision_token_key (
             token TEXT NOT NULL REFERENCES revision_token (token) ON DELETE CASCADE,
-            key BLOB NOT NULL,
+            key \(types.blob) NOT NULL,
             PRIMARY KEY (token, key)
         );
         """
+    }
+
+    /// Files made before PostgreSQL support named `export_batch.end_time` `end`, which
+    /// PostgreSQL reserves.
+    static func renameEndColumn(_ database: any Database) throws(DatabaseError) {
+        guard try !database.query("SELECT 1 FROM pragma_table_info('export_batch') WHERE name = 'end'").isEmpty else { return }
+        try database.execute(#"ALTER TABLE export_batch RENAME COLUMN "end" TO end_time"#)
+    }
 
     /// What a publish stored.
     public struct Published: Sendable, Equatable {
@@ -67,66 +84,89 @@ public actor KeyStore {
     public func publish(
         _ keys: [PublishValidator.AcceptedKey], reportType: Int32, healthAuthority: String, traveler: Bool, revisionToken: String?, now: UnixTime
     ) throws(PublishError) -> Published {
-        do {
-            return try database.transaction { () throws -> Published in
-                var inserted = 0
-                var revised = 0
-                let tokenKeys = try revisionToken.map { token throws -> Set<[UInt8]> in
-                    let rows = try database.query("SELECT key FROM revision_token_key WHERE token = ?1", [.text(token)])
-                    guard !rows.isEmpty else { throw PublishError(.invalidRevisionToken, "the revision token is not one this server issued") }
-                    return Set(rows.compactMap { $0.first?.blob })
+        // On PostgreSQL another replica may store one of these keys between this look and this
+        // insert. The insert then waits for that replica's commit and fails on the key's
+        // uniqueness, with nothing of this publish stored; a second run sees the key and takes
+        // the revision path, as if the publishes had come one after the other.
+        var raced = false
+        while true {
+            do {
+                return try database.transaction {
+                    try store(keys, reportType: reportType, healthAuthority: healthAuthority, traveler: traveler, revisionToken: revisionToken, now: now)
                 }
-                for accepted in keys {
-                    let bytes = accepted.key.keyData.bytes
-                    let existing = try database.query(
-                        "SELECT report_type, revised_report_type FROM exposure WHERE key = ?1", [.blob(bytes)]
-                    ).first
-                    guard let existing else {
-                        try database.query(
-                            """
-                            INSERT INTO exposure (key, rolling_start, rolling_period, transmission_risk, report_type, days_since_onset,
-                                health_authority, traveler, export_after, created)
-                            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
-                            """,
-                            [
-                                .blob(bytes), .integer(Int64(accepted.key.rollingStartIntervalNumber.rawValue)), .integer(Int64(accepted.key.rollingPeriod)),
-                                .integer(Int64(accepted.transmissionRisk)), .integer(Int64(reportType)),
-                                accepted.daysSinceOnsetOfSymptoms.map { .integer(Int64($0)) } ?? .null, .text(healthAuthority), .integer(traveler ? 1 : 0),
-                                .integer(accepted.exportAfter.seconds), .integer(now.seconds),
-                            ])
-                        inserted += 1
-                        continue
-                    }
-                    // A key seen before: a revision, which needs the token of the publish that had it.
-                    guard let tokenKeys else { throw PublishError(.missingRevisionToken, "a key was published before: send its revision token") }
-                    guard tokenKeys.contains(bytes) else { throw PublishError(.invalidRevisionToken, "the revision token does not cover a key") }
-                    guard existing[1] == .null else { throw PublishError(.keyAlreadyRevised, "a key was already revised") }
-                    let from = existing[0].integer ?? 0
-                    // Only a clinical diagnosis (likely) may become confirmed or be revoked.
-                    guard from == 2, reportType == 1 || reportType == 5 else {
-                        throw PublishError(.invalidReportTypeTransition, "report type \(from) cannot become \(reportType)")
-                    }
-                    try database.query(
-                        "UPDATE exposure SET revised_report_type = ?2, revised_at = ?3, export_after = ?4 WHERE key = ?1",
-                        [.blob(bytes), .integer(Int64(reportType)), .integer(now.seconds), .integer(accepted.exportAfter.seconds)])
-                    revised += 1
+            } catch let error as PublishError {
+                throw error
+            } catch {
+                guard !raced, (error as? DatabaseError)?.isUniqueViolation == true else {
+                    throw PublishError(.internalError, "storing the keys: \(error)")
                 }
-                let token = Self.newToken()
-                try database.query("INSERT INTO revision_token (token, created) VALUES (?1, ?2)", [.text(token), .integer(now.seconds)])
-                for accepted in keys {
-                    try database.query("INSERT INTO revision_token_key (token, key) VALUES (?1, ?2)", [.text(token), .blob(accepted.key.keyData.bytes)])
-                }
-                return Published(inserted: inserted, revised: revised, revisionToken: token)
+                raced = true
             }
-        } catch let error as PublishError {
-            throw error
-        } catch {
-            throw PublishError(.internalError, "storing the keys: \(error)")
         }
     }
 
+    /// One publish's statements, inside its transaction.
+    private func store(
+        _ keys: [PublishValidator.AcceptedKey], reportType: Int32, healthAuthority: String, traveler: Bool, revisionToken: String?, now: UnixTime
+    ) throws -> Published {
+        var inserted = 0
+        var revised = 0
+        let tokenKeys = try revisionToken.map { token throws -> Set<[UInt8]> in
+            let rows = try database.query("SELECT key FROM revision_token_key WHERE token = ?1", [.text(token)])
+            guard !rows.isEmpty else { throw PublishError(.invalidRevisionToken, "the revision token is not one this server issued") }
+            return Set(rows.compactMap { $0.first?.blob })
+        }
+        for accepted in keys {
+            let bytes = accepted.key.keyData.bytes
+            let existing = try database.query(
+                "SELECT report_type, revised_report_type FROM exposure WHERE key = ?1", [.blob(bytes)]
+            ).first
+            guard let existing else {
+                try database.query(
+                    """
+                    INSERT INTO exposure (key, rolling_start, rolling_period, transmission_risk, report_type, days_since_onset,
+                        health_authority, traveler, export_after, created)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+                    """,
+                    [
+                        .blob(bytes), .integer(Int64(accepted.key.rollingStartIntervalNumber.rawValue)), .integer(Int64(accepted.key.rollingPeriod)),
+                        .integer(Int64(accepted.transmissionRisk)), .integer(Int64(reportType)),
+                        accepted.daysSinceOnsetOfSymptoms.map { .integer(Int64($0)) } ?? .null, .text(healthAuthority), .integer(traveler ? 1 : 0),
+                        .integer(accepted.exportAfter.seconds), .integer(now.seconds),
+                    ])
+                inserted += 1
+                continue
+            }
+            // A key seen before: a revision, which needs the token of the publish that had it.
+            guard let tokenKeys else { throw PublishError(.missingRevisionToken, "a key was published before: send its revision token") }
+            guard tokenKeys.contains(bytes) else { throw PublishError(.invalidRevisionToken, "the revision token does not cover a key") }
+            guard existing[1] == .null else { throw PublishError(.keyAlreadyRevised, "a key was already revised") }
+            let from = existing[0].integer ?? 0
+            // Only a clinical diagnosis (likely) may become confirmed or be revoked.
+            guard from == 2, reportType == 1 || reportType == 5 else {
+                throw PublishError(.invalidReportTypeTransition, "report type \(from) cannot become \(reportType)")
+            }
+            // Only if still unrevised: another replica may have revised it since the
+            // look above (PostgreSQL re-checks the condition after waiting for it).
+            let updated = try database.query(
+                """
+                UPDATE exposure SET revised_report_type = ?2, revised_at = ?3, export_after = ?4
+                WHERE key = ?1 AND revised_report_type IS NULL RETURNING key
+                """,
+                [.blob(bytes), .integer(Int64(reportType)), .integer(now.seconds), .integer(accepted.exportAfter.seconds)])
+            guard !updated.isEmpty else { throw PublishError(.keyAlreadyRevised, "a key was already revised") }
+            revised += 1
+        }
+        let token = Self.newToken()
+        try database.query("INSERT INTO revision_token (token, created) VALUES (?1, ?2)", [.text(token), .integer(now.seconds)])
+        for accepted in keys {
+            try database.query("INSERT INTO revision_token_key (token, key) VALUES (?1, ?2)", [.text(token), .blob(accepted.key.keyData.bytes)])
+        }
+        return Published(inserted: inserted, revised: revised, revisionToken: token)
+    }
+
     /// Keys whose export time has come, within [start, end) of creation or revision, for an export batch.
-    public func exportable(now: UnixTime) throws(SQLiteError) -> Int {
+    public func exportable(now: UnixTime) throws(DatabaseError) -> Int {
         try database.query("SELECT count(*) FROM exposure WHERE export_after <= ?1", [.integer(now.seconds)]).first?.first?.integer.map(Int.init) ?? 0
     }
 

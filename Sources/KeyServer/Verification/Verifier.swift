@@ -3,7 +3,6 @@
 public import ENCore
 public import ENCrypto
 import Foundation
-public import SQLite
 
 /// The verification server's side (google/exposure-notifications-verification-server docs/api.md):
 /// codes issued by an administrator, `/api/verify` turning a code into a token once, and
@@ -34,33 +33,41 @@ public actor Verifier {
 
     public static let testTypes = ["confirmed", "likely", "negative"]
 
-    let database: SQLiteDatabase
+    let database: any Database
     let signingKey: ECDSAPrivateKey
     public nonisolated let settings: Settings
 
-    public init(path: String, signingKey: ECDSAPrivateKey, settings: Settings = Settings()) throws(SQLiteError) {
-        database = try SQLiteDatabase(path: path)
+    /// Opens the verification tables at `location` (beside the keys' in a PostgreSQL database),
+    /// creating them if needed.
+    public init(_ location: DatabaseLocation, signingKey: ECDSAPrivateKey, settings: Settings = Settings()) throws(DatabaseError) {
+        database = try location.open()
         self.signingKey = signingKey
         self.settings = settings
-        try database.execute(
+        let integer = database.engine.types.integer
+        try database.createSchema(
             """
             CREATE TABLE IF NOT EXISTS verification_code (
                 code TEXT PRIMARY KEY,
                 test_type TEXT NOT NULL,
                 symptom_date TEXT,
                 test_date TEXT,
-                created INTEGER NOT NULL,
-                expires INTEGER NOT NULL,
-                claimed INTEGER
+                created \(integer) NOT NULL,
+                expires \(integer) NOT NULL,
+                claimed \(integer)
             );
             CREATE TABLE IF NOT EXISTS verification_token (
                 id TEXT PRIMARY KEY,
                 test_type TEXT NOT NULL,
                 symptom_date TEXT,
-                expires INTEGER NOT NULL,
-                used INTEGER
+                expires \(integer) NOT NULL,
+                used \(integer)
             );
             """)
+    }
+
+    /// Opens the verification tables in the SQLite file at `path`.
+    public init(path: String, signingKey: ECDSAPrivateKey, settings: Settings = Settings()) throws(DatabaseError) {
+        try self.init(.sqlite(path: path), signingKey: signingKey, settings: settings)
     }
 
     /// A new 8-digit code for one test result (the admin command).
@@ -103,7 +110,10 @@ public actor Verifier {
             guard (row[3].integer ?? 0) > now.seconds else { throw Refusal("code_expired", "the code has expired") }
             let testType = row[0].text ?? ""
             guard accept.isEmpty || accept.contains(testType) else { throw Refusal("invalid_test_type", "the code is for a \(testType) test") }
-            try database.query("UPDATE verification_code SET claimed = ?2 WHERE code = ?1", [.text(code), .integer(now.seconds)])
+            // Only if still unclaimed: a replica may have claimed it since the look above.
+            guard try !database.query(
+                "UPDATE verification_code SET claimed = ?2 WHERE code = ?1 AND claimed IS NULL RETURNING code", [.text(code), .integer(now.seconds)]
+            ).isEmpty else { throw Refusal("code_invalid", "the code was already used") }
             let id = UUID().uuidString
             try database.query(
                 "INSERT INTO verification_token (id, test_type, symptom_date, expires) VALUES (?1, ?2, ?3, ?4)",
@@ -132,7 +142,9 @@ public actor Verifier {
                 throw Refusal("token_invalid", "the token is unknown")
             }
             guard row[2] == .null else { throw Refusal("token_invalid", "the token was already used") }
-            try database.query("UPDATE verification_token SET used = ?2 WHERE id = ?1", [.text(id), .integer(now.seconds)])
+            guard try !database.query(
+                "UPDATE verification_token SET used = ?2 WHERE id = ?1 AND used IS NULL RETURNING id", [.text(id), .integer(now.seconds)]
+            ).isEmpty else { throw Refusal("token_invalid", "the token was already used") }
             var certificate: [String: Any] = [
                 "iss": settings.issuer, "aud": settings.audience, "iat": now.seconds, "nbf": now.seconds - 60,
                 "exp": now.seconds + settings.certificateLifetime, "tekmac": Data(hmac).base64EncodedString(), "reportType": row[0].text ?? "confirmed",

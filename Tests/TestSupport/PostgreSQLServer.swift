@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+import Foundation
+import Glibc
+import PostgreSQL
+import Synchronization
+
+/// A private PostgreSQL server: `initdb` in a fresh directory, `pg_ctl start` on a free port of
+/// 127.0.0.1 (and a socket in that directory), ended by `pg_ctl stop -m fast` or, failing that,
+/// by its PID. A watchdog shell ends it too if the test runner dies without stopping it, so no
+/// server outlives the run.
+///
+/// The programs are started with posix_spawn, not Foundation's Process: Process learns that a
+/// child ended when a socket the child inherits is closed, and the server pg_ctl leaves behind
+/// inherits it too, so waiting for pg_ctl would wait for the server.
+public final class PostgreSQLServer: @unchecked Sendable {
+    // @unchecked: everything is set in init and read-only after, except `stopped` (a Mutex).
+    public let port: Int
+    let directory: String
+    let binaries: String
+    let postmaster: pid_t
+    let watchdog: pid_t
+    private let stopped = Mutex(false)
+
+    /// The directory of initdb, pg_ctl and postgres: GAEND_POSTGRES_BIN when set (make check sets
+    /// it, so that missing binaries fail the tests instead of skipping them), else Debian's
+    /// PostgreSQL 15 when installed.
+    public static var binaries: String? {
+        if let path = ProcessInfo.processInfo.environment["GAEND_POSTGRES_BIN"], !path.isEmpty { return path }
+        let debian = "/usr/lib/postgresql/15/bin"
+        return FileManager.default.isExecutableFile(atPath: debian + "/pg_ctl") ? debian : nil
+    }
+
+    public static let unavailable = "no PostgreSQL server binaries: install postgresql-15 or set GAEND_POSTGRES_BIN (make check does)"
+
+    public init() throws {
+        guard let binaries = Self.binaries else { throw ToolRunnerError(message: Self.unavailable) }
+        for tool in ["initdb", "pg_ctl", "postgres"] where !FileManager.default.isExecutableFile(atPath: binaries + "/" + tool) {
+            throw ToolRunnerError(message: "GAEND_POSTGRES_BIN: \(binaries)/\(tool) is not an executable")
+        }
+        let directory = FileManager.default.temporaryDirectory.path + "/gaend-pg-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        // From here on, whatever happens to the runner, the watchdog removes what is left.
+        let watchdog: pid_t
+        do {
+            watchdog = try Self.watch(runner: getpid(), directory: directory)
+        } catch {
+            try? FileManager.default.removeItem(atPath: directory)
+            throw error
+        }
+        do {
+            (port, postmaster) = try Self.start(binaries, in: directory)
+        } catch {
+            Self.tearDown(binaries, directory: directory, postmaster: Self.postmasterPID(directory), watchdog: watchdog)
+            throw error
+        }
+        self.binaries = binaries
+        self.directory = directory
+        self.watchdog = watchdog
+    }
+
+    /// initdb, then pg_ctl start on a free port; returns the port and the server's PID.
+    static func start(_ binaries: String, in directory: String) throws -> (port: Int, pid: pid_t) {
+        // initdb refuses to run as root: as root, the server runs as postgres, which must own the directory.
+        if getuid() == 0 {
+            guard let account = getpwnam("postgres") else { throw ToolRunnerError(message: "running as root, but there is no user postgres to run the server") }
+            chown(directory, account.pointee.pw_uid, account.pointee.pw_gid)
+        }
+        let log = directory + "/commands.log"
+        guard try run(binaries + "/initdb", ["-D", directory + "/data", "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8"], log: log) == 0 else {
+            throw ToolRunnerError(message: "initdb failed: \(contents(log))")
+        }
+        // A port that was free a moment ago may be taken by the time the server binds it: try a few.
+        for _ in 0..<3 {
+            let port = try freePort()
+            let options = "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+            let status = try run(
+                binaries + "/pg_ctl", ["-D", directory + "/data", "-l", directory + "/server.log", "-o", options, "-w", "-t", "60", "start"], log: log)
+            if status == 0, let pid = postmasterPID(directory) { return (port, pid) }
+        }
+        throw ToolRunnerError(message: "pg_ctl start failed: \(contents(log))\(contents(directory + "/server.log"))")
+    }
+
+    /// A URL for the server's database `name` (its `postgres` superuser, no password). Locks
+    /// wait at most 20 s, so a test that blocks on one fails rather than hangs.
+    public func url(database name: String = "postgres") -> String {
+        "postgresql://postgres@127.0.0.1:\(port)/\(name)?options=-c%20lock_timeout%3D20000"
+    }
+
+    /// A new, empty database for one test; returns its URL.
+    public func makeDatabase() throws -> String {
+        let name = "test_" + UUID().uuidString.prefix(13).lowercased().replacingOccurrences(of: "-", with: "")
+        try PostgreSQLConnection(url()).execute("CREATE DATABASE \(name)")
+        return url(database: name)
+    }
+
+    /// Ends the server (idempotent): see `tearDown`.
+    public func stop() {
+        let alreadyStopped = stopped.withLock { done in
+            defer { done = true }
+            return done
+        }
+        guard !alreadyStopped else { return }
+        Self.tearDown(binaries, directory: directory, postmaster: postmaster, watchdog: watchdog)
+    }
+
+    /// `pg_ctl stop -m fast` (clients are disconnected, nothing is flushed to disk), then SIGKILL
+    /// by PID if the server is still there, then the watchdog and the files.
+    static func tearDown(_ binaries: String, directory: String, postmaster: pid_t?, watchdog: pid_t) {
+        if let postmaster {
+            _ = try? run(binaries + "/pg_ctl", ["-D", directory + "/data", "-m", "fast", "-w", "-t", "30", "stop"], log: directory + "/commands.log")
+            if kill(postmaster, 0) == 0 {
+                kill(postmaster, SIGKILL)
+                // Not our child (pg_ctl's), so it cannot be waited for: poll until it is gone.
+                for _ in 0..<500 where kill(postmaster, 0) == 0 { usleep(10_000) }
+            }
+        }
+        kill(watchdog, SIGKILL)
+        _ = wait(for: watchdog)
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    deinit { stop() }
+
+    /// Runs a PostgreSQL program to its end, as the postgres user when we are root, with its
+    /// output appended to `log`; returns its exit status.
+    static func run(_ program: String, _ arguments: [String], log: String) throws -> Int32 {
+        let command = getuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--", program] + arguments : [program] + arguments
+        return wait(for: try spawn(command, output: log))
+    }
+
+    /// Closes every descriptor above 2, then runs its arguments. posix_spawn hands a child every
+    /// descriptor the runner's other threads have open without close-on-exec at that moment
+    /// (Foundation's Process leaves its sockets and pipes so), and a server that kept one would
+    /// keep that Process from ever being seen to end. glibc's closefrom action needs _GNU_SOURCE,
+    /// which Swift's Glibc module does not define.
+    static let closingDescriptors = #"for fd in /proc/self/fd/*; do fd=${fd##*/}; [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done; exec "$@""#
+
+    /// Starts `command` with stdin from /dev/null, stdout and stderr appended to `output`, no
+    /// other descriptor, and no signal blocked (a test runner's threads block some, and children
+    /// inherit the mask).
+    static func spawn(_ command: [String], output: String) throws -> pid_t {
+        let command = ["/bin/bash", "-c", closingDescriptors, "bash"] + command
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var unblocked = sigset_t()
+        sigemptyset(&unblocked)
+        posix_spawnattr_setsigmask(&attributes, &unblocked)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGPIPE, SIGINT, SIGTERM, SIGQUIT, SIGCHLD] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let arguments = command.map { strdup($0) }
+        defer { arguments.forEach { free($0) } }
+        var pid = pid_t()
+        let result = posix_spawn(&pid, command[0], &actions, &attributes, arguments + [nil], environ)
+        guard result == 0 else { throw ToolRunnerError(message: "\(command[0]) cannot be started: \(String(cString: strerror(result)))") }
+        return pid
+    }
+
+    /// Waits for a child started by `spawn`: its exit status, or 128 + the signal that ended it.
+    static func wait(for pid: pid_t) -> Int32 {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 {
+            guard errno == EINTR else { return -1 }
+        }
+        return status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + status & 0x7F
+    }
+
+    static func contents(_ path: String) -> String {
+        (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+    }
+
+    /// The first line of postmaster.pid, which the server writes before pg_ctl -w returns.
+    static func postmasterPID(_ directory: String) -> pid_t? {
+        (try? String(contentsOfFile: directory + "/data/postmaster.pid", encoding: .utf8))?.split(separator: "\n").first.flatMap { pid_t($0) }
+    }
+
+    /// A TCP port on 127.0.0.1 that nothing listens on now: bound with port 0, read, closed.
+    static func freePort() throws -> Int {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0 }
+        }
+        guard bound else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// A shell that outlives the runner if it dies: once the runner is gone it ends the server by
+    /// the PID in its lock file (SIGQUIT, immediate shutdown), if it got that far, and removes the
+    /// directory. `tearDown` kills it first.
+    static func watch(runner: pid_t, directory: String) throws -> pid_t {
+        try spawn(
+            [
+                "/bin/sh", "-c",
+                """
+                while kill -0 \(runner) 2>/dev/null; do sleep 1; done
+                if [ -f '\(directory)/data/postmaster.pid' ]; then
+                    pid=$(head -n 1 '\(directory)/data/postmaster.pid')
+                    kill -QUIT "$pid" 2>/dev/null
+                    while kill -0 "$pid" 2>/dev/null; do sleep 1; done
+                fi
+                rm -rf '\(directory)'
+                """,
+            ], output: "/dev/null")
+    }
+}
