@@ -30,6 +30,9 @@ struct KeyServerBench: AsyncParsableCommand {
     @Option(help: "Downloads of the export file.")
     var exportDownloads = 40
 
+    @Option(help: "The server's storage: a postgresql:// URL (default: SQLite files in its data directory).")
+    var database: String?
+
     @Option(help: "Seconds any one phase may take before it stops where it is.")
     var timeLimit = 120
 
@@ -46,13 +49,14 @@ struct KeyServerBench: AsyncParsableCommand {
             try Self.runTool(serverPath, ["make-key", "--out", "\(work)/\(name).pem"])
         }
         let data = work + "/data"
+        let storage = database.map { ["--database", $0] } ?? []
         let process = Process()
         process.executableURL = URL(fileURLWithPath: serverPath)
         process.arguments = [
             "serve", "--port", "0", "--data-dir", data, "--verification-key", work + "/verification.pem", "--export-key", work + "/export.pem",
             "--region", "XB", "--health-authority", "bench", "--device-api-key", Self.deviceKey, "--admin-api-key", Self.adminKey,
             "--export-interval", "0",
-        ]
+        ] + storage
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
@@ -66,7 +70,9 @@ struct KeyServerBench: AsyncParsableCommand {
         else { throw ValidationError("\(serverPath) did not start listening") }
         let base = "http://127.0.0.1:\(port)"
         let limit = Duration.seconds(timeLimit)
-        print("gaen-keyserver (pid \(process.processIdentifier)) on \(base); client: \(concurrency) requests in flight, a new connection each")
+        print(
+            "gaen-keyserver (pid \(process.processIdentifier)) on \(base), \(database == nil ? "SQLite" : "PostgreSQL") storage; "
+                + "client: \(concurrency) requests in flight, a new connection each")
 
         // Codes, tokens and certificates: the verification flow, measured on the way.
         let transport = URLSessionTransport()
@@ -86,7 +92,7 @@ struct KeyServerBench: AsyncParsableCommand {
         // One export of everything stored.
         let exportClock = ContinuousClock.now
         let exported = try Self.runTool(
-            serverPath, ["export", "--data-dir", data, "--export-key", work + "/export.pem", "--region", "XB", "--directory", data + "/exports"])
+            serverPath, ["export", "--data-dir", data, "--export-key", work + "/export.pem", "--region", "XB", "--directory", data + "/exports"] + storage)
         let exportSeconds = Figures.seconds(ContinuousClock.now - exportClock)
         guard let name = exported.split(separator: " ").dropFirst().first.map(String.init) else {
             throw ValidationError("the export wrote nothing: \(exported)")

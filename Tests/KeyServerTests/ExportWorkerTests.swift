@@ -65,4 +65,32 @@ import Testing
         #expect(try index() == "")
         #expect(!FileManager.default.fileExists(atPath: settings.directory + "/" + first))
     }
+
+    /// More keys than one marking statement takes (500): every key is in the file once and marked,
+    /// so the next run finds nothing.
+    @Test(arguments: Engine.available)
+    func aBatchLargerThanOneStatementIsMarkedWhole(_ engine: Engine) async throws {
+        let database = try TestDatabase(engine)
+        let store = try KeyStore(database.keys)
+        let signing = try ECDSAPrivateKey()
+        let settings = ExportWorker.Settings(
+            directory: database.directory.path + "/exports", root: "exposureKeyExport-CH", region: "CH", keyID: "310", keyVersion: "v1")
+        let worker = ExportWorker(store: store, signingKey: signing, settings: settings)
+        var expected = Set<[UInt8]>()
+        for publish in 0..<41 {  // 41 × 30 = 1,230 keys
+            let keys = try (0..<30).map { index in
+                let bytes = [UInt8(publish), UInt8(index)] + Array(repeating: 7, count: 14)
+                expected.insert(bytes)
+                return try KeyStoreTests.accepted(bytes)
+            }
+            _ = try await store.publish(keys, reportType: 1, healthAuthority: "ch.example", traveler: false, revisionToken: nil, now: Self.now)
+        }
+        let name = try #require(try await worker.run(now: Self.now))
+        let file = try KeyFile(
+            zip: Array(try Data(contentsOf: URL(fileURLWithPath: settings.directory + "/" + name))),
+            policy: SignaturePolicy(trustedKeys: [try VerificationKey(keyID: "310", keyVersion: "v1", pem: signing.publicKeyPEM)]))
+        #expect(file.export.keys.count == 1230)
+        #expect(Set(file.export.keys.map(\.key.keyData.bytes)) == expected)
+        #expect(try await worker.run(now: Self.now.adding(seconds: 600)) == nil)
+    }
 }

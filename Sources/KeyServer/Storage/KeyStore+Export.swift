@@ -44,13 +44,23 @@ extension KeyStore {
                         .integer(now.seconds),
                     ]
                 ).first?.first ?? .null
-            for key in pending.keys {
-                try database.query("UPDATE exposure SET exported_batch = ?2 WHERE key = ?1", [.blob(key.key.keyData.bytes), batch])
-            }
-            for key in pending.revised {
-                try database.query("UPDATE exposure SET revision_exported_batch = ?2 WHERE key = ?1", [.blob(key.key.keyData.bytes), batch])
-            }
+            try mark(pending.keys, column: "exported_batch", batch: batch)
+            try mark(pending.revised, column: "revision_exported_batch", batch: batch)
             return name
+        }
+    }
+
+    /// Records `keys` as exported in `batch`, by name rather than by a condition: a key published
+    /// meanwhile is not in the file, so it must not be marked. In statements of 500 keys, since a
+    /// statement per key costs a round trip each on PostgreSQL (100,000 keys took 18 s that way).
+    private func mark(_ keys: [StoredKey], column: String, batch: DatabaseValue) throws(DatabaseError) {
+        var start = 0
+        while start < keys.count {
+            let chunk = keys[start..<min(keys.count, start + 500)]
+            let placeholders = (0..<chunk.count).map { "?\($0 + 2)" }.joined(separator: ", ")
+            try database.query(
+                "UPDATE exposure SET \(column) = ?1 WHERE key IN (\(placeholders))", [batch] + chunk.map { .blob($0.key.keyData.bytes) })
+            start += chunk.count
         }
     }
 
