@@ -99,7 +99,8 @@ public struct KeyFileDownloader: Sendable {
     /// (`…/exposureKeyExport-CH/index.txt` listing `exposureKeyExport-CH/1-2-00001.zip`).
     public static func defaultBase(indexURL: String, firstLine: String) -> String {
         let folder = String(indexURL[..<(indexURL.lastIndex(of: "/") ?? indexURL.endIndex)])
-        guard let slash = folder.lastIndex(of: "/"), folder[..<slash].hasSuffix("/") == false else { return folder }
+        // Never above the host: in "https://host" the last slash is the scheme's.
+        guard let slash = folder.lastIndex(of: "/"), !folder[..<slash].hasSuffix("/") else { return folder }
         let name = folder[folder.index(after: slash)...]
         let line = firstLine.trimmingCharacters(in: " \t\r")
         return !name.isEmpty && line.hasPrefix(name + "/") ? String(folder[..<slash]) : folder
