@@ -75,10 +75,21 @@ enum Syscall {
         return Int64(info.st_size)
     }
 
-    /// An exclusive advisory lock that fails at once if another process holds it.
+    /// An exclusive advisory lock that fails, after two seconds' grace, if another process holds it.
+    ///
+    /// The grace is for a lock this process has just let go of: a child that another thread is
+    /// starting holds a copy of every descriptor from fork until exec closes it (O_CLOEXEC acts only
+    /// at exec), and with it the lock; on a loaded machine that child may wait a while for a CPU.
+    /// A real second writer still holds it after the grace.
     static func lockExclusive(_ fd: Int32, path: String) throws(FileSystemError) {
+        var graceLeft = 200
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             if Glibc.errno == EINTR { continue }
+            if Glibc.errno == EWOULDBLOCK && graceLeft > 0 {
+                graceLeft -= 1
+                usleep(10_000)
+                continue
+            }
             throw FileSystemError(
                 operation: "locking", path: path, errno: Glibc.errno,
                 detail: Glibc.errno == EWOULDBLOCK ? "another process holds it" : nil)
