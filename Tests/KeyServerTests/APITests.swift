@@ -45,7 +45,7 @@ import Testing
         let refused = await api.handle(.init(method: "POST", path: "/admin/codes", headers: ["X-API-Key": "wrong"], body: Array(#"{"testType":"confirmed"}"#.utf8)))
         #expect(refused.status == 401)
         let issued = await api.handle(
-            .init(method: "POST", path: "/admin/codes", headers: ["X-API-Key": "admin-key"], body: Array(#"{"testType":"confirmed","symptomDate":"2026-11-18"}"#.utf8)))
+            .init(method: "POST", path: "/admin/codes", headers: ["X-API-Key": "admin-key"], body: Array(#"{"testType":"confirmed","symptomDate":"\#(UTCDay(containing: now).advanced(by: -3))"}"#.utf8)))
         let code = try #require((try JSONSerialization.jsonObject(with: Data(issued.body)) as? [String: Any])?["code"] as? String)
 
         // The device: verify, certificate over its keys' HMAC, publish — gaend's clients, unchanged.
