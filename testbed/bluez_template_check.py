@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Proves testbed/bluez_template.py as an independent D-Bus client (dbus-python + GLib). Needs the
 mock running on the bus in DBUS_SYSTEM_BUS_ADDRESS with no adapter yet. Prints PASS lines and exits
-0, or prints FAIL and exits 1. GAEND_MOCK_GETALL_TIMEOUT must match the mock's (default 5)."""
+0, or prints FAIL and exits 1. GAEND_MOCK_GETALL_TIMEOUT must match the mock's (default 15; bluez_template_check.sh sets 5)."""
 import os
 import subprocess
 import sys
@@ -21,7 +21,7 @@ MANAGER_IFACE = 'org.bluez.LEAdvertisingManager1'
 ADV_IFACE = 'org.bluez.LEAdvertisement1'
 PROPS = 'org.freedesktop.DBus.Properties'
 OM = 'org.freedesktop.DBus.ObjectManager'
-GETALL_TIMEOUT = float(os.environ.get('GAEND_MOCK_GETALL_TIMEOUT', '5'))
+GETALL_TIMEOUT = float(os.environ.get('GAEND_MOCK_GETALL_TIMEOUT', '15'))
 RPI = bytes(range(0xa0, 0xb0)) + bytes([0x40, 0x08, 0xc5, 0x00])
 
 dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)

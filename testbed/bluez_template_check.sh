@@ -4,6 +4,8 @@
 # starts dbus-daemon and the mock, waits for org.bluez, runs the check, and stops exactly the two
 # processes it started. Usage: testbed/bluez_template_check.sh [PYTHON] (default .venv-dbusmock).
 set -eu
+# The check waits out the mock's property-read bound once; a short one keeps it quick.
+export GAEND_MOCK_GETALL_TIMEOUT="${GAEND_MOCK_GETALL_TIMEOUT:-5}"
 
 here=$(cd "$(dirname "$0")" && pwd)
 python=${1:-$here/../.venv-dbusmock/bin/python}

@@ -4,8 +4,10 @@
 
 It serves the routes the test configures (POST /_control/routes with {path: spec}) and records every
 other request (GET /_requests). A spec may ask for a status, a body, headers, a delay before
-answering, a body cut short (Content-Length larger than what is sent), a body repeated N times, or
-503 for the first N requests. Prints "port N" on its first line; runs until killed.
+answering, a body cut short (Content-Length larger than what is sent), a body repeated N times,
+503 for the first N requests, or to be held until the test releases the path (POST
+/_control/release with {"path": path}): a client is then mid-request for exactly as long as the
+test wants, whatever the machine's speed. Prints "port N" on its first line; runs until killed.
 """
 import base64
 import json
@@ -17,7 +19,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 ROUTES = {}
 REQUESTS = []
 COUNTS = {}
+RELEASES = {}
 LOCK = threading.Lock()
+# A held request that is never released still ends, so a failed test cannot hang the fixture.
+HOLD_LIMIT_SECONDS = 120
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -50,6 +55,10 @@ class Handler(BaseHTTPRequestHandler):
             with LOCK:
                 ROUTES.clear(); REQUESTS.clear(); COUNTS.clear()
             return self._send(204)
+        if path == "/_control/release":
+            with LOCK:
+                RELEASES.setdefault(json.loads(body)["path"], threading.Event()).set()
+            return self._send(204)
         if path == "/_requests":
             with LOCK:
                 data = json.dumps(REQUESTS).encode()
@@ -64,6 +73,10 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(404, b"not found", {"Content-Type": "text/plain"})
         if count <= spec.get("fail_times", 0):
             return self._send(503, b"try later", {"Content-Type": "text/plain"})
+        if spec.get("held"):
+            with LOCK:
+                release = RELEASES.setdefault(path, threading.Event())
+            release.wait(HOLD_LIMIT_SECONDS)
         time.sleep(spec.get("delay", 0))
         payload = base64.b64decode(spec["body_b64"]) if "body_b64" in spec else spec.get("body", "").encode()
         payload = payload * spec.get("repeat_body", 1)

@@ -11,7 +11,7 @@ import Testing
 
 /// `BlueZRadio` against the bluetoothd-like mock: registration (which reads our object back while
 /// we wait), re-registration with new data, bluetoothd's refusals, discovery, Release.
-@Suite(.enabled(if: BlueZMockFixture.python != nil, "no dbusmock venv: run `make test-peers` (make check does)"), .timeLimit(.minutes(1)))
+@Suite(.ownThreads, .enabled(if: BlueZMockFixture.python != nil, "no dbusmock venv: run `make test-peers` (make check does)"), .timeLimit(.minutes(1)))
 struct BlueZRadioTests {
     static let adapter = "/org/bluez/hci0"
 
@@ -146,7 +146,7 @@ struct BlueZRadioTests {
 
 /// The template checked against bluetoothd's behaviour by an independent client (dbus-python),
 /// so that what the Swift tests rely on is itself tested.
-@Suite(.enabled(if: BlueZMockFixture.python != nil, "no dbusmock venv: run `make test-peers` (make check does)"))
+@Suite(.ownThreads, .enabled(if: BlueZMockFixture.python != nil, "no dbusmock venv: run `make test-peers` (make check does)"))
 struct BlueZTemplateCheck {
     @Test(.timeLimit(.minutes(1)))
     func theTemplateBehavesLikeBluetoothd() async throws {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
+import GaendTestSupport
 import BlueZ
 import DBus
 import HCI
@@ -7,7 +8,7 @@ import Testing
 
 /// bluetoothd's signals, as the mock and bluetoothd 5.66 send them, read into sightings and adapter
 /// state.
-@Suite struct BlueZSignalInterpreterTests {
+@Suite(.ownThreads) struct BlueZSignalInterpreterTests {
     static let device = "/org/bluez/hci0/dev_3A_5B_7C_9D_1E_2F"
     static let payload: [UInt8] = Array(0..<20)
 

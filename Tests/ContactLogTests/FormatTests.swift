@@ -7,7 +7,7 @@ import GaendTestSupport
 import Storage
 import Testing
 
-@Suite struct FormatTests {
+@Suite(.ownThreads) struct FormatTests {
     @Test func recordsRoundTripAt48BytesEach() async throws {
         let log = try LogFixture()
         let writer = try log.writer()

@@ -7,7 +7,7 @@ import GaendTestSupport
 import Storage
 import Testing
 
-@Suite struct IndexTests {
+@Suite(.ownThreads) struct IndexTests {
     @Test func theIndexFindsEveryLoggedRPIWithAllItsAggregates() async throws {
         let log = try LogFixture()
         let writer = try log.writer()

@@ -9,7 +9,7 @@ import Logging
 import Storage
 import Testing
 
-@Suite struct RecoveryTests {
+@Suite(.ownThreads) struct RecoveryTests {
     /// Writes `windows` windows of two aggregates each and returns the segment's bytes.
     func writeLog(_ log: LogFixture, windows: Int) async throws -> [UInt8] {
         let writer = try log.writer()

@@ -7,7 +7,7 @@ import GaendTestSupport
 import Storage
 import Testing
 
-@Suite struct RetentionTests {
+@Suite(.ownThreads) struct RetentionTests {
     @Test func segmentsOlderThanFourteenDaysGoAtStartUpAndOnceADay() async throws {
         let first = LogFixture.day
         let log = try LogFixture(now: first.start.adding(seconds: 600))

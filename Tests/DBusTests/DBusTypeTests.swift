@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
+import GaendTestSupport
 import DBus
 import Testing
 
-@Suite struct DBusTypeTests {
+@Suite(.ownThreads) struct DBusTypeTests {
     @Test(arguments: ["y", "b", "n", "q", "i", "u", "x", "t", "d", "s", "o", "g", "h", "v", "ay", "a{sv}", "a{oa{sa{sv}}}", "(ybs)", "a(sa{sv})", "aay"])
     func signaturesRoundTrip(_ signature: String) throws {
         #expect(try DBusType(signature: signature).signature == signature)

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
+import GaendTestSupport
 import Detection
 import Foundation
 import Testing
 
-@Suite struct ConfigurationTests {
+@Suite(.ownThreads) struct ConfigurationTests {
     /// The v2 object of Apple's sample app (seeds/004), with its v1 keys.
     static let appleV2 = """
         {"immediateDurationWeight":100, "nearDurationWeight":100, "mediumDurationWeight":100, "otherDurationWeight":100,

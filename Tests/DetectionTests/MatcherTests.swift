@@ -11,7 +11,7 @@ import Storage
 import Testing
 
 /// The matching rules, on a real log and real crypto.
-@Suite struct MatcherTests {
+@Suite(.ownThreads) struct MatcherTests {
     let directory: TemporaryDirectory
     let data: DataDirectory
     let crypto: ExposureKeyCrypto

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
+import GaendTestSupport
 import Detection
 import ENCore
 import Foundation
 import KeyFiles
 import Testing
 
-@Suite struct WindowAndScoringTests {
+@Suite(.ownThreads) struct WindowAndScoringTests {
     var standard: V2Configuration {
         var configuration = V2Configuration()
         configuration.infectiousnessForDaysSinceOnset = [0: .standard]

@@ -50,7 +50,7 @@ final class RecordingObserver: DetectionObserver {
     var last: DetectionOutcome? { outcomes.withLock { $0.last } }
 }
 
-@Suite struct WorkerTests {
+@Suite(.ownThreads) struct WorkerTests {
     let directory: TemporaryDirectory
     let data: DataDirectory
     let server: HTTPFixture

@@ -14,7 +14,7 @@ import Testing
 /// `gaend --radio bluez:hci0` against the bluetoothd-like mock on a private bus: what it registers,
 /// what it logs of injected sightings, and how it rides out power cycles, refusals, Release and
 /// bluetoothd restarting under it.
-@Suite(.enabled(if: BlueZMockFixture.python != nil, "no dbusmock venv: run `make test-peers` (make check does)"))
+@Suite(.ownThreads, .enabled(if: BlueZMockFixture.python != nil, "no dbusmock venv: run `make test-peers` (make check does)"))
 struct BlueZDaemonTests {
     static let vectorPayload: [UInt8] = [
         0x8b, 0xe6, 0xcd, 0x37, 0x1c, 0x5c, 0x89, 0x16, 0x04, 0xbf, 0xbe, 0x49, 0xdf, 0x84, 0x50, 0x96, 0x72, 0x03, 0x38, 0x74,
@@ -185,7 +185,7 @@ struct BlueZDaemonTests {
 }
 
 /// Manager1's radio properties follow bluetoothd (the mock) and SetEnabled.
-@Suite(.enabled(if: BlueZMockFixture.python != nil, "no dbusmock venv: run `make test-peers` (make check does)"))
+@Suite(.ownThreads, .enabled(if: BlueZMockFixture.python != nil, "no dbusmock venv: run `make test-peers` (make check does)"))
 struct ManagerRadioTests {
     @Test(.timeLimit(.minutes(1)))
     func statusFollowsTheAdapterAndTheOwnersChoice() async throws {

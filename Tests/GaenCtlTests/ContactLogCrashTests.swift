@@ -11,7 +11,7 @@ import Testing
 
 /// Kill -9 a writer appending at full speed, many times, and check that nothing it had synced is
 /// lost and nothing on disk is corrupt.
-@Suite struct ContactLogCrashTests {
+@Suite(.ownThreads) struct ContactLogCrashTests {
     @Test(.timeLimit(.minutes(5)))
     func killingTheWriterLosesNothingSyncedAndCorruptsNothing() async throws {
         var generator = SplitMix64(seed: UInt64(UInt32.random(in: 0...UInt32.max)))

@@ -12,7 +12,7 @@ import Testing
 
 /// Two `gaend` processes on two Bumble controllers: each logs the other, and SIGTERM stops both
 /// cleanly.
-@Suite(.enabled(if: BumbleFixture.python != nil, "no Bumble venv: run `make test-peers` (make check does)"))
+@Suite(.ownThreads, .enabled(if: BumbleFixture.python != nil, "no Bumble venv: run `make test-peers` (make check does)"))
 struct DaemonTests {
     /// Two daemons on C0 and C1 and Bumble's own host on C2: each daemon logs the other and the
     /// peer at the pair RSSIs, and the peer hears each daemon's RPI as `gaenctl tools derive` gives

@@ -5,7 +5,7 @@ import GaendTestSupport
 import Testing
 
 /// `gaenctl tools derive`, `payload` and `parse-adv`, run as processes.
-@Suite struct OfflineToolTests {
+@Suite(.ownThreads) struct OfflineToolTests {
     static let tek = "75c734c6dd1a782de7a965da5eb93125"
 
     @Test func deriveJSONReproducesTheOfficialVectors() throws {

@@ -6,7 +6,7 @@ import KeyFiles
 import Testing
 
 /// `gaenctl tools inspect` and `tools export`, as processes, checked against openssl.
-@Suite struct KeyFileToolTests {
+@Suite(.ownThreads) struct KeyFileToolTests {
     static let fixtures: String = {
         var url = URL(fileURLWithPath: #filePath)
         url.deleteLastPathComponent()

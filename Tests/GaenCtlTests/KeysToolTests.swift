@@ -9,7 +9,7 @@ import Storage
 import Testing
 
 /// `gaenctl tools keys` on a data directory that a real `KeySchedule` wrote.
-@Suite struct KeysToolTests {
+@Suite(.ownThreads) struct KeysToolTests {
     let directory: TemporaryDirectory
     let data: DataDirectory
 

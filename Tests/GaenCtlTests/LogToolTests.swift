@@ -8,7 +8,7 @@ import Storage
 import Testing
 
 /// `gaenctl tools log` on logs written by the real writer (through `tools log append`).
-@Suite struct LogToolTests {
+@Suite(.ownThreads) struct LogToolTests {
     let directory: TemporaryDirectory
     let data: String
     let today = UTCDay(containing: SystemWallClock().now())

@@ -12,7 +12,7 @@ import Testing
 
 /// gaend's Manager1 driven by gaenctl on a private bus, against a scripted key and verification
 /// server on loopback: every command, human and JSON output, signals, errors and exit codes.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.ownThreads, .timeLimit(.minutes(2)))
 struct ManagerDaemonTests {
     /// A key server: index.txt and one signed export of keys that match nothing here.
     static func keyServer(in directory: TemporaryDirectory) async throws -> (HTTPFixture, pem: String) {
@@ -209,8 +209,9 @@ struct ManagerDaemonTests {
     @Test func garbageArgumentsAndVanishingClientsLeaveTheDaemonStanding() async throws {
         let files = try TemporaryDirectory()
         let (server, pem) = try await Self.keyServer(in: files)
-        // The index answers slowly: a client can leave in the middle of DetectExposures.
-        try await server.set(["/exports/index.txt": HTTPFixture.Route(body: Array("exports/1.zip\n".utf8), delaySeconds: 4)])
+        // The index is held until the test lets it go: a client can leave in the middle of
+        // DetectExposures, and the run is still going when the next call comes, however slow the machine.
+        try await server.set(["/exports/index.txt": HTTPFixture.Route(body: Array("exports/1.zip\n".utf8), held: true)])
         let harness = try ManagerHarness([
             "--radio", "none", "--index-url", server.baseURL + "/exports/index.txt", "--export-key", "310:v1:\(pem)", "--enable", "true",
         ])
@@ -251,14 +252,15 @@ struct ManagerDaemonTests {
         detect.standardOutput = FileHandle.nullDevice
         detect.standardError = FileHandle.nullDevice
         try detect.run()
-        for _ in 0..<500 {
-            if try await server.requests().contains(where: { $0.path == "/exports/index.txt" }) { break }
-            try await Task.sleep(for: .milliseconds(20))
+        defer { if detect.isRunning { kill(detect.processIdentifier, SIGKILL) } }
+        try await eventually("gaenctl detect's run to ask for the index") {
+            try await server.requests().contains(where: { $0.path == "/exports/index.txt" })
         }
         kill(detect.processIdentifier, SIGKILL)
         detect.waitUntilExit()
         let busy = await managerError("DetectExposures", [.string("")])
         #expect(busy?.name.rawValue == "org.gaend.Error.InProgress")
+        try await server.release("/exports/index.txt")
         try eventually("the abandoned run to finish") { try harness.status()["LastDetectionTime"] as? Int ?? 0 > 0 }
         #expect(harness.daemon.isRunning)
         #expect(try harness.ctl(["status"]).status == 0)

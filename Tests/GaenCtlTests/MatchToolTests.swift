@@ -11,7 +11,7 @@ import Testing
 
 /// End to end: sightings of a known key planted in a log, the key exported in a signed file by
 /// `gaenctl tools export`, and `gaenctl tools match` finding the expected window and summary.
-@Suite struct MatchToolTests {
+@Suite(.ownThreads) struct MatchToolTests {
     @Test func aPlantedKeyIsFoundWithItsWindowAndSummary() async throws {
         let directory = try TemporaryDirectory()
         let data = DataDirectory(path: directory.path + "/gaend")

@@ -8,7 +8,7 @@ import Testing
 
 /// The transport and driver against Bumble's controllers (testbed/controllers.py), an independent
 /// implementation of the controller side of HCI.
-@Suite(.enabled(if: BumbleFixture.python != nil, "no Bumble venv: run `make test-peers` (make check does)"))
+@Suite(.ownThreads, .enabled(if: BumbleFixture.python != nil, "no Bumble venv: run `make test-peers` (make check does)"))
 struct BumbleControllerTests {
     let quiet = Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() })
     static let frame = "02011a03036ffd17166ffd" + "8be6cd371c5c891604bfbe49df845096" + "72033874"

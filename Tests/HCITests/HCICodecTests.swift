@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
+import GaendTestSupport
 import ENCore
 import HCI
 import Testing
 
 /// Commands and events against the exact bytes recorded with Bumble's controller and raw H4 clients
 /// (shared/reference/test-peers.md §1.5).
-@Suite struct HCICodecTests {
+@Suite(.ownThreads) struct HCICodecTests {
     static let rpi = "8be6cd371c5c891604bfbe49df845096"
     static let aem = "72033874"
 
@@ -130,7 +131,7 @@ import Testing
     }
 }
 
-@Suite struct ExtendedCommandTests {
+@Suite(.ownThreads) struct ExtendedCommandTests {
     @Test func extendedCommandsHaveTheirSpecifiedLayout() throws {
         let parameters = HCICommand.leSetExtendedAdvertisingParameters(handle: 0, minimumInterval: 0x0140, maximumInterval: 0x01B0)
         #expect(parameters.parameters.count == 25)

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
+import GaendTestSupport
 import ENCore
 import HCI
 import Logging
 import Testing
 
-@Suite struct HCIControllerTests {
+@Suite(.ownThreads) struct HCIControllerTests {
     let quiet = Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() })
 
     /// The error a command ends with, or nil when it succeeds.

@@ -16,7 +16,7 @@ final class RecordingSleeper: RetrySleeper {
     func sleep(for duration: Duration) async throws { delays.withLock { $0.append(duration) } }
 }
 
-@Suite struct DownloadClientTests {
+@Suite(.ownThreads) struct DownloadClientTests {
     let server: HTTPFixture
     let directory: TemporaryDirectory
     let sleeper = RecordingSleeper()
@@ -146,7 +146,7 @@ final class RecordingSleeper: RetrySleeper {
     }
 }
 
-@Suite struct VerificationAndPublishTests {
+@Suite(.ownThreads) struct VerificationAndPublishTests {
     let server: HTTPFixture
 
     init() throws {

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
+import GaendTestSupport
 import ENCore
 import ENCrypto
 import KeyFiles
 import Testing
 
 /// Every sample in the project's fixtures gets the verdict and contents an independent check found.
-@Suite struct SampleFileTests {
+@Suite(.ownThreads) struct SampleFileTests {
     @Test func googleServerTestExportVerifiesWithItsKey() throws {
         let key = try Samples.key("google-ens-examples-export-public.pem", id: "some_id", version: "1")
         for name in ["google-ens-testExport-2-records-1-of-1.zip", "google-ens-testExport-2-records-1-of-1-2020-05-20.zip"] {
@@ -125,7 +126,7 @@ import Testing
 }
 
 /// The samples of EUPL/AGPL projects, read from ../shared when it is there.
-@Suite(.enabled(if: Samples.sharedDirectory != nil, "../shared/keyfiles is absent: the EUPL/AGPL samples are not in the project"))
+@Suite(.ownThreads, .enabled(if: Samples.sharedDirectory != nil, "../shared/keyfiles is absent: the EUPL/AGPL samples are not in the project"))
 struct SharedSampleFileTests {
     @Test func theFinnishTestKeyIsOnTheWrongCurveAndRefused() throws {
         let error = try #require(throws: CryptoError.self) { try Samples.key("fi-test-secp256k1-public.pem", id: "244", version: "v1", shared: true) }

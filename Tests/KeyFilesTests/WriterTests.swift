@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
+import GaendTestSupport
 import ENCore
 import ENCrypto
 import Foundation
 import KeyFiles
 import Testing
 
-@Suite struct WriterTests {
+@Suite(.ownThreads) struct WriterTests {
     static func keys(_ count: Int, seed: UInt64 = 5) -> [DiagnosisKey] {
         var generator = SplitMix64(seed: seed)
         return (0..<count).map { index in
@@ -107,7 +108,7 @@ import Testing
     }
 }
 
-@Suite struct ArchiveLimitTests {
+@Suite(.ownThreads) struct ArchiveLimitTests {
     let binary = ExportBinary.header
 
     @Test func bothEntriesAreRequiredAtTheRootOnce() throws {

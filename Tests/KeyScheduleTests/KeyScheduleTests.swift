@@ -10,7 +10,7 @@ import Logging
 import Storage
 import Testing
 
-@Suite struct KeyScheduleTests {
+@Suite(.ownThreads) struct KeyScheduleTests {
     let directory: TemporaryDirectory
     let data: DataDirectory
     let clock = ManualClock(.vectorDay.adding(seconds: 13 * 3600 + 5 * 60))  // 13:05 UTC

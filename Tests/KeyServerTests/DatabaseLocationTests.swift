@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 @testable import KeyServer
+import GaendTestSupport
 import PostgreSQL
 import Testing
 
 /// What needs no server: connection strings that cannot work, and the placeholder rewriting.
-@Suite struct DatabaseLocationTests {
+@Suite(.ownThreads) struct DatabaseLocationTests {
     /// Errors name what failed and carry libpq's message, never the password.
     @Test(arguments: [
         ("postgresql://postgres:hunter2@127.0.0.1:1/keys", "Connection refused"),

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
+import GaendTestSupport
 import ENCore
 import Foundation
 import KeyServer
 import Testing
 
 /// The publish rules of the reference server, request by request.
-@Suite struct PublishValidatorTests {
+@Suite(.ownThreads) struct PublishValidatorTests {
     /// 2026-11-21 12:00 UTC: interval 2,992,104 (day start 2,992,032).
     static let now = UnixTime(seconds: 1_795_262_400)
     static let today: Int64 = 2_992_032

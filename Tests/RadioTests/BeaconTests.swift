@@ -13,7 +13,7 @@ import Testing
 
 /// The advertiser on one Bumble controller and the scanner on another, with the real key schedule
 /// and the real contact log.
-@Suite(.enabled(if: BumbleFixture.python != nil, "no Bumble venv: run `make test-peers` (make check does)"))
+@Suite(.ownThreads, .enabled(if: BumbleFixture.python != nil, "no Bumble venv: run `make test-peers` (make check does)"))
 struct BeaconTests {
     let quiet = Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() })
 

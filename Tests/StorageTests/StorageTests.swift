@@ -5,7 +5,7 @@ import GaendTestSupport
 import Storage
 import Testing
 
-@Suite struct StorageTests {
+@Suite(.ownThreads) struct StorageTests {
     @Test func crc32cCheckValue() {
         #expect(CRC32C.checksum(Array("123456789".utf8)) == 0xE306_9283)
         #expect(CRC32C.checksum([UInt8]()) == 0)
@@ -73,7 +73,7 @@ import Testing
     }
 }
 
-@Suite struct CRC32CTests {
+@Suite(.ownThreads) struct CRC32CTests {
     /// The bit-at-a-time definition, to hold the sliced version against.
     static func reference(_ bytes: [UInt8]) -> UInt32 {
         var crc: UInt32 = 0xFFFF_FFFF

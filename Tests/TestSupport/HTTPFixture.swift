@@ -48,10 +48,12 @@ public final class HTTPFixture: @unchecked Sendable {
         public var truncate = false
         public var repeatBody = 1
         public var failTimes = 0
+        /// Requests wait for `release(_:)` (at most 120 s) before they are answered.
+        public var held = false
 
         public init(
             status: Int = 200, body: [UInt8] = [], headers: [String: String] = [:], delaySeconds: Double = 0, truncate: Bool = false,
-            repeatBody: Int = 1, failTimes: Int = 0
+            repeatBody: Int = 1, failTimes: Int = 0, held: Bool = false
         ) {
             self.status = status
             self.body = body
@@ -60,6 +62,7 @@ public final class HTTPFixture: @unchecked Sendable {
             self.truncate = truncate
             self.repeatBody = repeatBody
             self.failTimes = failTimes
+            self.held = held
         }
 
         public static func text(_ text: String, status: Int = 200) -> Route {
@@ -78,9 +81,15 @@ public final class HTTPFixture: @unchecked Sendable {
             object[path] = [
                 "status": route.status, "body_b64": Data(route.body).base64EncodedString(), "headers": route.headers,
                 "delay": route.delaySeconds, "truncate": route.truncate, "repeat_body": route.repeatBody, "fail_times": route.failTimes,
+                "held": route.held,
             ]
         }
         _ = try await call("/_control/routes", body: try JSONSerialization.data(withJSONObject: object))
+    }
+
+    /// Lets the held requests of `path` (and any later ones) be answered.
+    public func release(_ path: String) async throws {
+        _ = try await call("/_control/release", body: try JSONSerialization.data(withJSONObject: ["path": path]))
     }
 
     /// A request the server received.

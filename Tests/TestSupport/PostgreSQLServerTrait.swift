@@ -22,10 +22,14 @@ public struct PostgreSQLServerTrait: SuiteTrait, TestScoping {
     public var isRecursive: Bool { false }
 
     public func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
-        guard PostgreSQLServer.binaries != nil else { return try await function() }
-        let server = try PostgreSQLServer()
-        defer { server.stop() }
-        try await PostgreSQLServer.$current.withValue(server) { try await function() }
+        // initdb and pg_ctl are waited for, and so are the suite's tools: its own threads (see
+        // OwnThreadsTrait), so that none of this holds the cooperative pool.
+        try await withTaskExecutorPreference(ElasticExecutor()) {
+            guard PostgreSQLServer.binaries != nil else { return try await function() }
+            let server = try PostgreSQLServer()
+            defer { server.stop() }
+            try await PostgreSQLServer.$current.withValue(server) { try await function() }
+        }
     }
 }
 
