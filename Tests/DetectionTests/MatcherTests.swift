@@ -4,10 +4,12 @@ import ContactLog
 import Detection
 import ENCore
 import ENCrypto
+import Foundation
 import GaendTestSupport
 import KeyFiles
 import Logging
 import Storage
+import Synchronization
 import Testing
 
 /// The matching rules, on a real log and real crypto.
@@ -106,6 +108,34 @@ import Testing
         #expect(statistics.keysSkipped == 1)
         let (revoked, _) = try await match(key(report: .revoked))
         #expect(revoked?.key.reportType == .revoked)
+    }
+
+    /// Matching on the cooperative pool with a worker per thread still lets a task that arrives
+    /// meanwhile run between chunks (a D-Bus answer, a beacon rotation), not after the match.
+    @Test func otherTasksRunBetweenChunks() async throws {
+        try await log([(day.advanced(by: 1), 0, 0, [-60])])
+        let matcher = Matcher(index: try MatchingIndex(reader: ContactLogReader(dataDirectory: data)))
+        // Keys far from the logged days are cheap (skipped), so the 24 chunks go quickly.
+        let far = DiagnosisKey(key: try TemporaryExposureKey(keyData: tek, rollingStartIntervalNumber: day.advanced(by: 144 * 5)))
+        let keys = Array(repeating: far, count: 8192 * 24)
+        final class Observed: Sendable {
+            let done = Mutex(0)
+            let seenByLatecomer = Mutex<Int?>(nil)
+        }
+        let observed = Observed()
+        let workers = ProcessInfo.processInfo.activeProcessorCount
+        // Detached: on the global pool, as in the daemon, not on this suite's own threads.
+        let statistics = try await Task.detached {
+            try await matcher.match(keys, parallelism: workers) { count in
+                let total = observed.done.withLock { $0 += count; return $0 }
+                if total == count {
+                    Task.detached { observed.seenByLatecomer.withLock { $0 = observed.done.withLock { $0 } } }
+                }
+            }.statistics
+        }.value
+        #expect(statistics.keysSkipped == keys.count)
+        let seen = try #require(observed.seenByLatecomer.withLock { $0 })
+        #expect(seen < keys.count / 2, "the late task ran only after \(seen) of \(keys.count) keys")
     }
 
     @Test func keysFarFromTheLoggedDaysAreNotDerived() async throws {

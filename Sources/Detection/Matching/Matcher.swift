@@ -51,6 +51,10 @@ public struct Matcher: Sendable {
                         try Task.checkCancellation()
                         self.match(keys[chunks[chunk]], crypto: crypto, into: &matches, statistics: &statistics)
                         progress?(chunks[chunk].count)
+                        // With as many workers as the pool has threads, nothing else would run
+                        // until a worker ended: D-Bus answers and the beacon's rotation wait
+                        // at most one chunk instead.
+                        await Task.yield()
                     }
                     return (matches, statistics)
                 }
