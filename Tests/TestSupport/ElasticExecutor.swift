@@ -64,8 +64,8 @@ public final class ElasticExecutor: TaskExecutor, @unchecked Sendable {
 }
 
 /// Runs a suite (or a test) on an `ElasticExecutor` of its own, so that what it waits for
-/// synchronously holds none of the cooperative pool's threads. For suites that start processes,
-/// fixtures or servers and wait for them.
+/// synchronously holds none of the cooperative pool's threads. Every suite has it but the
+/// microsecond ones of ENCoreTests and ENCryptoTests (whose targets do not link the support module).
 public struct OwnThreadsTrait: SuiteTrait, TestTrait, TestScoping {
     public var isRecursive: Bool { false }
 
