@@ -180,6 +180,49 @@ import Testing
         #expect(Set([first, second]) == ["impostor", "owner"])
     }
 
+    /// A consumer cancelled while signals pour in. The connection used to hand a signal over
+    /// under its lock, and a cancelled stream's onTermination takes that lock while the runtime
+    /// holds the consumer's: each thread waited for the other, and the connection stopped for good
+    /// (gaenctl detect hung that way). Without the fix this failed in 3 of 3 runs. The flood and
+    /// the cancelling run on threads of their own, so that a deadlock is reported, not hung in.
+    @Test func cancellingAConsumerWhileSignalsArriveDeadlocksNothing() async throws {
+        let bus = try DBusDaemonFixture()
+        let emitter = try await DBusConnection.bus(address: bus.address)
+        let listener = try await DBusConnection.bus(address: bus.address)
+        let flooding = Atomic<Bool>(true)
+        Thread {
+            var count = 0
+            while flooding.load(ordering: .relaxed) {
+                try? emitter.emit(path: "/org/gaend/Echo", interface: Self.echoInterface, member: "Happened", [.string("\(count)")])
+                count += 1
+                if count % 256 == 0 { usleep(100) }
+            }
+        }.start()
+        defer { flooding.store(false, ordering: .relaxed) }
+        for round in 0..<150 {
+            let stream = try await listener.signals(matching: DBusMatchRule(sender: emitter.uniqueName, interface: Self.echoInterface))
+            let consumer = Task.detached {
+                for await _ in stream {}
+            }
+            // Cancelled while the flood goes on: at once, or after the first signals.
+            usleep(UInt32.random(in: 0...300))
+            let cancelled = Atomic<Bool>(false)
+            Thread {
+                consumer.cancel()
+                cancelled.store(true, ordering: .releasing)
+            }.start()
+            // A hang detector, not a speed limit: the cancel takes microseconds.
+            for _ in 0..<3000 where !cancelled.load(ordering: .acquiring) { try await Task.sleep(for: .milliseconds(10)) }
+            guard cancelled.load(ordering: .acquiring) else {
+                Issue.record("cancelling the consumer in round \(round) did not return in 30 s: a deadlock")
+                return
+            }
+            await consumer.value
+        }
+        // The connection still answers.
+        #expect(try await listener.owner(of: "org.freedesktop.DBus") == "org.freedesktop.DBus")
+    }
+
     @Test func nameOwnersAreTracked() async throws {
         let bus = try DBusDaemonFixture()
         let watcher = try await DBusConnection.bus(address: bus.address)

@@ -105,7 +105,7 @@ struct ManagerDaemonTests {
         // Detection: the export is downloaded and verified; progress and the end are signalled.
         let detectWatch = try Self.startWatch(harness, output: "\(files.path)/detect-watch.out", count: nil)
         let detected = try harness.ctl(["detect", "--json"])
-        #expect(detected.status == 0, "\(detected.standardOutput)\(detected.standardError)")
+        #expect(detected.status == 0, "\(detected.standardOutput)\(detected.standardError)\ngaend said:\n\(harness.stderr.suffix(3000))")
         let result = try JSONSerialization.jsonObject(with: Data(detected.standardOutput.utf8)) as? [String: Any]
         let resultFiles = result?["files"] as? [[String: Any]]
         #expect(resultFiles?.first?["verdict"] as? String == "verified")

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 import ENCore
+import Foundation
 import GaendTestSupport
 import KeyServer
 import PostgreSQL
+import Synchronization
 import Testing
 
 extension PostgreSQLTests {
@@ -80,6 +82,45 @@ extension PostgreSQLTests {
             }
             #expect(try database.count("exposure") == 1)
             #expect(try database.count("revision_token") == 0)
+        }
+
+        /// Stores waiting on a lock another session holds wait on threads of their own: one more
+        /// store than the cooperative pool has threads waits, and a task on the pool still runs.
+        /// On the pool (the actor's default executor) they took every thread, and nothing else in
+        /// the process ran until the lock went: in the key server, every HTTP request. The
+        /// publishes start detached, as the server's handlers do, so no executor preference of
+        /// the test's moves them off the pool.
+        @Test func storesWaitingOnALockHoldNoPoolThread() async throws {
+            let database = try TestDatabase(.postgreSQL)
+            let url = try #require(database.url)
+            let other = try PostgreSQLConnection(url)
+            let watcher = try PostgreSQLConnection(url)
+            let poolThreads = ProcessInfo.processInfo.activeProcessorCount
+            let stores = try (0...poolThreads).map { _ in try KeyStore(database.keys) }
+            try other.execute("BEGIN")
+            try other.execute("LOCK TABLE exposure IN EXCLUSIVE MODE")
+            let publishes = try stores.enumerated().map { index, store in
+                let key = try Self.key(7, UInt8(index))
+                return Task.detached {
+                    try await store.publish([key], reportType: 1, healthAuthority: "x", traveler: false, revisionToken: nil, now: Self.now)
+                }
+            }
+            func waiting() throws -> Int64 {
+                try watcher.query("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()")
+                    .first?.first?.integer ?? 0
+            }
+            // Waits here block this thread (not one of the pool's): bounds, not speeds.
+            for _ in 0..<3000 where try waiting() < poolThreads { usleep(10_000) }
+            #expect(try waiting() >= poolThreads)
+            let ran = Atomic<Bool>(false)
+            Task.detached { ran.store(true, ordering: .releasing) }
+            // Under the server's lock_timeout of the test server (20 s), after which they give up.
+            for _ in 0..<1000 where !ran.load(ordering: .acquiring) { usleep(10_000) }
+            let didRun = ran.load(ordering: .acquiring)
+            #expect(didRun, "a task on the cooperative pool did not run in 10 s while \(stores.count) stores waited on a lock")
+            try other.execute("COMMIT")
+            for publish in publishes { #expect(try await publish.value.inserted == 1) }
+            #expect(try database.count("exposure") == Int64(stores.count))
         }
 
         /// A token from one replica revises on the other, once; two replicas revising one key at

@@ -146,15 +146,21 @@ public final class DBusConnection: Sendable {
                     if state.ownerWatchCount[name] != nil { state.owners[name] = newOwner.isEmpty ? nil : newOwner }
                 }
             }
-            // Numbered and handed over under the lock: `lastDelivered` is never ahead of the stream.
-            state.withLock { state in
+            // Handed over outside the lock. A yield resumes the stream's waiting task, which takes
+            // that task's status lock; a task being cancelled holds its status lock while the
+            // stream's onTermination runs, and that takes ours: yielding under ours deadlocked
+            // gaenctl detect (the pump in yield, the command in cancel). Only this thread yields,
+            // so the order holds; `lastDelivered` is set after the yield, never ahead of the stream.
+            let (numbered, receivers) = state.withLock { state in
                 state.signalsReceived += 1
                 var numbered = message
                 numbered.sequence = state.signalsReceived
-                for (id, subscription) in state.subscriptions where subscription.rule.matches(message, owner: { state.owners[$0] }) {
-                    subscription.continuation.yield(numbered)
-                    state.subscriptions[id]?.lastDelivered = numbered.sequence
-                }
+                let receivers = state.subscriptions.filter { entry in entry.value.rule.matches(message, owner: { name in state.owners[name] }) }
+                return (numbered, receivers.map { (id: $0.key, continuation: $0.value.continuation) })
+            }
+            for receiver in receivers { receiver.continuation.yield(numbered) }
+            state.withLock { state in
+                for receiver in receivers { state.subscriptions[receiver.id]?.lastDelivered = numbered.sequence }
             }
         case .methodReturn, .error:
             // A reply to a call abandoned or timed out: nobody waits for it.

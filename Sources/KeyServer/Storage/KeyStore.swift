@@ -12,6 +12,10 @@ import Foundation
 /// is revised once at most.
 public actor KeyStore {
     let database: any Database
+    /// Every statement blocks: the store runs on a thread of its own, not the cooperative pool.
+    private let thread = DatabaseThread(name: "key-store")
+
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { thread.asUnownedSerialExecutor() }
 
     /// Opens the store's tables at `location`, creating them if needed.
     /// - Throws: `DatabaseError` naming what failed: the file or the connection, or the schema.
@@ -20,6 +24,8 @@ public actor KeyStore {
         try database.createSchema(Self.schema(database.engine.types))
         if database.engine == .sqlite { try Self.renameEndColumn(database) }
     }
+
+    deinit { thread.stop() }
 
     /// Opens the store in the SQLite file at `path`.
     public init(path: String) throws(DatabaseError) {
