@@ -36,6 +36,12 @@ public actor Verifier {
     let database: any Database
     let signingKey: ECDSAPrivateKey
     public nonisolated let settings: Settings
+    /// Every statement blocks: the verifier runs on a thread of its own, as `KeyStore` does.
+    private let thread = DatabaseThread(name: "verifier")
+
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { thread.asUnownedSerialExecutor() }
+
+    deinit { thread.stop() }
 
     /// Opens the verification tables at `location` (beside the keys' in a PostgreSQL database),
     /// creating them if needed.
