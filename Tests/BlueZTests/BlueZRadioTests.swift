@@ -11,7 +11,7 @@ import Testing
 
 /// `BlueZRadio` against the bluetoothd-like mock: registration (which reads our object back while
 /// we wait), re-registration with new data, bluetoothd's refusals, discovery, Release.
-@Suite(.ownThreads, .enabled(if: BlueZMockFixture.python != nil, "no dbusmock venv: run `make test-peers` (make check does)"), .timeLimit(.minutes(1)))
+@Suite(.ownThreads, .enabled(if: BlueZMockFixture.python != nil, "no dbusmock venv: run `make test-peers` (make check does)"), .timeLimit(.minutes(3)))
 struct BlueZRadioTests {
     static let adapter = "/org/bluez/hci0"
 
@@ -148,7 +148,7 @@ struct BlueZRadioTests {
 /// so that what the Swift tests rely on is itself tested.
 @Suite(.ownThreads, .enabled(if: BlueZMockFixture.python != nil, "no dbusmock venv: run `make test-peers` (make check does)"))
 struct BlueZTemplateCheck {
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func theTemplateBehavesLikeBluetoothd() async throws {
         let python = try #require(BlueZMockFixture.python)
         let run = try await ToolRunner.runProgramDetached(

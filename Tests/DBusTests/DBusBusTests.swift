@@ -9,7 +9,7 @@ import Testing
 
 /// Two connections of this library on a private `dbus-daemon` started by each test, and the
 /// system's own clients (busctl, gdbus) as independent peers.
-@Suite(.ownThreads, .timeLimit(.minutes(1))) struct DBusBusTests {
+@Suite(.ownThreads, .timeLimit(.minutes(3))) struct DBusBusTests {
     static let echoInterface = "org.gaend.Test1"
 
     /// Every value type, and a nesting of each container.

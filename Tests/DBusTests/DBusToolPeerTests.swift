@@ -6,7 +6,7 @@ import Testing
 
 /// The system's D-Bus clients as peers: they parse the introspection XML and marshal with their own
 /// libraries (sd-bus for busctl, GDBus for gdbus).
-@Suite(.ownThreads, .timeLimit(.minutes(1))) struct DBusToolPeerTests {
+@Suite(.ownThreads, .timeLimit(.minutes(3))) struct DBusToolPeerTests {
     @Test func busctlAndGdbusReadTheIntrospection() async throws {
         let bus = try DBusDaemonFixture()
         let server = try await DBusConnection.bus(address: bus.address)

@@ -8,7 +8,7 @@ import Testing
 
 /// Who may drive gaend: the shipped D-Bus policy enforced by a real dbus-daemon (callers of other
 /// users run with setpriv), and polkit's decisions through python-dbusmock's stock polkitd template.
-@Suite(.ownThreads, .timeLimit(.minutes(1)))
+@Suite(.ownThreads, .timeLimit(.minutes(3)))
 struct AuthorizationTests {
     /// A system bus like Debian's (deny own and method calls by default) with the shipped policy
     /// included, its user "gaend" mapped to root (the test's daemon) and group "gaend" to `group`.

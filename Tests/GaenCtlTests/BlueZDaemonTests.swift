@@ -101,7 +101,7 @@ struct BlueZDaemonTests {
         return Harness(fixture: fixture, control: control, daemon: daemon, directory: directory)
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(4)))
     func theDaemonAdvertisesAndScansThroughBluetoothd() async throws {
         let harness = try await Self.start()
         defer { if harness.daemon.isRunning { kill(harness.daemon.processIdentifier, SIGKILL) } }
@@ -187,7 +187,7 @@ struct BlueZDaemonTests {
 /// Manager1's radio properties follow bluetoothd (the mock) and SetEnabled.
 @Suite(.ownThreads, .enabled(if: BlueZMockFixture.python != nil, "no dbusmock venv: run `make test-peers` (make check does)"))
 struct ManagerRadioTests {
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func statusFollowsTheAdapterAndTheOwnersChoice() async throws {
         let mock = try BlueZMockFixture()
         let control = try await DBusConnection.bus(address: mock.bus.address)

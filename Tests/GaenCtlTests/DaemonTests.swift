@@ -17,7 +17,7 @@ struct DaemonTests {
     /// Two daemons on C0 and C1 and Bumble's own host on C2: each daemon logs the other and the
     /// peer at the pair RSSIs, and the peer hears each daemon's RPI as `gaenctl tools derive` gives
     /// it for that daemon's stored TEK, each from its own random addresses (rotating every 1-2 s).
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func twoDaemonsAndBumblesHostHearOneAnotherAndStopCleanly() async throws {
         let fixture = try BumbleFixture(
             controllers: 3, arguments: ["--pair-rssi", "C0:C1=-70", "--pair-rssi", "C1:C0=-80", "--pair-rssi", "C2:C0=-61", "--pair-rssi", "C2:C1=-62"])
@@ -72,7 +72,7 @@ struct DaemonTests {
         }
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aDaemonReconnectsWhenItsControllerComesBack() async throws {
         let directory = try TemporaryDirectory()
         let fixture = try BumbleFixture(controllers: 2)
@@ -108,7 +108,7 @@ struct DaemonTests {
         withExtendedLifetime((fixture, restarted)) {}
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func bumblesOwnHostAndTheDaemonHearEachOther() async throws {
         let fixture = try BumbleFixture(controllers: 2, arguments: ["--pair-rssi", "C0:C1=-70", "--pair-rssi", "C1:C0=-66"])
         let directory = try TemporaryDirectory()
@@ -158,7 +158,7 @@ struct DaemonTests {
     /// A refused command at start-up, then a malformed report and a Hardware Error event while
     /// running: each daemon re-initializes its controller on the same connection, keeps hearing
     /// the other, loses no window and stops cleanly.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func daemonsReinitializeAfterControllerFaults() async throws {
         // The first advertising enable (legacy or extended) is refused with 0x12.
         let fixture = try BumbleFixture(controllers: 2, arguments: ["--fail-once", "0x200a", "--fail-once", "0x2039"])

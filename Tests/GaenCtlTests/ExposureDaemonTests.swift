@@ -14,7 +14,7 @@ import Testing
 /// A planted exposure found through Manager1: the contact log holds a key's RPIs, the key server's
 /// export holds the key; `gaenctl detect` shows progress and the window, `watch` sees
 /// ExposureDetected, and systemd's notify socket gets READY, STATUS, RELOADING and STOPPING.
-@Suite(.ownThreads, .timeLimit(.minutes(1)))
+@Suite(.ownThreads, .timeLimit(.minutes(3)))
 struct ExposureDaemonTests {
     @Test func aPlantedExposureIsDetectedAndSignalled() async throws {
         let directory = try TemporaryDirectory()

@@ -9,7 +9,7 @@ import ENCore
 
 /// The refusals of `gaen-keyserver serve` as a client meets them: over loopback HTTP, through
 /// FlyingFox and the adapter, each a JSON error with the reference code; and nothing stored after.
-@Suite(.ownThreads, .timeLimit(.minutes(1)))
+@Suite(.ownThreads, .timeLimit(.minutes(3)))
 struct KeyServerHTTPTests {
     struct Case: Sendable, CustomTestStringConvertible {
         var name: String

@@ -8,7 +8,7 @@ import Testing
 /// asserts that every request succeeds and every key is exported, not how fast: the full run
 /// (`make bench`) prints the figures. A server that stops answering under load (as it did while
 /// FlyingFox printed a line per connection into an unread pipe) fails here by the phase limit.
-@Suite(.ownThreads, .timeLimit(.minutes(2)))
+@Suite(.ownThreads, .timeLimit(.minutes(4)))
 struct KeyServerLoadTests {
     @Test func publishesAndDownloadsUnderConcurrencyAllSucceed() throws {
         let run = try ToolRunner.run(

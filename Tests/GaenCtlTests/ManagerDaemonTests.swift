@@ -12,7 +12,7 @@ import Testing
 
 /// gaend's Manager1 driven by gaenctl on a private bus, against a scripted key and verification
 /// server on loopback: every command, human and JSON output, signals, errors and exit codes.
-@Suite(.ownThreads, .timeLimit(.minutes(2)))
+@Suite(.ownThreads, .timeLimit(.minutes(4)))
 struct ManagerDaemonTests {
     /// A key server: index.txt and one signed export of keys that match nothing here.
     static func keyServer(in directory: TemporaryDirectory) async throws -> (HTTPFixture, pem: String) {

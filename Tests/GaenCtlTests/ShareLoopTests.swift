@@ -8,7 +8,7 @@ import Testing
 /// The whole loop over HTTP: gaen-keyserver serving on loopback, a code issued by its admin
 /// command, gaend sharing its keys through it (gaenctl share), the server exporting, and gaend
 /// downloading and verifying the export (gaenctl detect).
-@Suite(.ownThreads, .timeLimit(.minutes(1)))
+@Suite(.ownThreads, .timeLimit(.minutes(3)))
 struct ShareLoopTests {
     /// `gaen-keyserver serve` on a free port; returns it and the port once listening.
     static func startServer(_ arguments: [String], output: String) throws -> (Process, Int) {

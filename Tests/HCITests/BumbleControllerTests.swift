@@ -13,7 +13,7 @@ struct BumbleControllerTests {
     let quiet = Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() })
     static let frame = "02011a03036ffd17166ffd" + "8be6cd371c5c891604bfbe49df845096" + "72033874"
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aNonConnectableGAENAdvertisementReachesTheOtherController() async throws {
         let fixture = try BumbleFixture(controllers: 2, arguments: ["--pair-rssi", "C0:C1=-71"])
         let advertiser = HCIController(transport: try FileDescriptorTransport.unix(path: fixture.sockets[0]), logger: quiet)

@@ -8,7 +8,7 @@ import Testing
 /// a lock on purpose and wait for a store to block on it.
 @Suite(
     .postgreSQLServer, .enabled(if: PostgreSQLServer.binaries != nil, Comment(rawValue: PostgreSQLServer.unavailable)),
-    .serialized, .timeLimit(.minutes(1)))
+    .serialized, .timeLimit(.minutes(3)))
 struct PostgreSQLTests {}
 
 /// Polls `condition` until it holds, for up to 30 s (a bound, not a speed: it holds at once

@@ -17,7 +17,7 @@ import Testing
 struct BeaconTests {
     let quiet = Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() })
 
-    @Test(.timeLimit(.minutes(1)), arguments: [false, true])
+    @Test(.timeLimit(.minutes(3)), arguments: [false, true])
     func whatOneBeaconSendsTheOtherLogsAndRotationChangesAddressAndRPITogether(extended: Bool) async throws {
         let fixture = try BumbleFixture(controllers: 2, arguments: ["--pair-rssi", "C0:C1=-67"])
         let directory = try TemporaryDirectory()
