@@ -36,8 +36,11 @@ public final class ElasticExecutor: TaskExecutor, @unchecked Sendable {
     }
 
     private func startThread() {
-        let thread = Thread { [self] in work() }
-        thread.name = "test-elastic"
+        let thread = Thread { [self] in
+            // Named from inside, through /proc: on Linux a name set before start does not reach it.
+            try? "test-elastic".write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)
+            work()
+        }
         thread.stackSize = 8 << 20
         thread.start()
     }

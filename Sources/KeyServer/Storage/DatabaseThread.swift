@@ -11,24 +11,36 @@ import Foundation
 /// export timer, and in the tests whatever else runs beside the store. On its own thread a store
 /// waits alone.
 final class DatabaseThread: SerialExecutor, @unchecked Sendable {
-    // @unchecked: `jobs` and `stopping` are read and written under `condition`.
+    // @unchecked: the stored variables are read and written under `condition`.
     private let condition = NSCondition()
+    private let name: String
     private var jobs: [UnownedJob] = []
+    private var started = false
     private var stopping = false
 
     init(name: String) {
-        // The thread holds the executor until it ends, after `stop()`.
-        let thread = Thread { [self] in run() }
-        thread.name = name
-        thread.start()
+        self.name = name
     }
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         condition.lock()
         jobs.append(job)
+        // Started by the first job, not in init: an owner whose init throws (a database that
+        // cannot be opened) never runs a job nor its deinit, and would leave a thread waiting.
+        let start = !started
+        started = true
         condition.signal()
         condition.unlock()
+        if start {
+            // The thread holds the executor until it ends, after `stop()`.
+            Thread { [self] in
+                // Named from inside, through /proc: on Linux a name set on a Thread before start
+                // does not reach the thread, and pthread_setname_np needs _GNU_SOURCE.
+                try? String(name.prefix(15)).write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)
+                run()
+            }.start()
+        }
     }
 
     /// Ends the thread once the jobs already queued have run (the owner is going away).
