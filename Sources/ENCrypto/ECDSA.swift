@@ -51,11 +51,19 @@ public final class ECDSAPublicKey: @unchecked Sendable {
     public var pem: String { Self.writePEM(key) { PEM_write_bio_PUBKEY($0, $1) } }
 
     static func read(pem: String, what: String, _ reader: (OpaquePointer) -> OpaquePointer?) throws(CryptoError) -> OpaquePointer {
+        // A memory BIO reads the caller's buffer in place (BIO_new_mem_buf copies nothing), so the
+        // BIO is created, read and freed inside the closure that keeps the bytes alive. Made
+        // outside it, an optimized build may free the array before PEM_read_bio_* reads it.
         let bytes = Array(pem.utf8)
-        let bio = bytes.withUnsafeBytes { BIO_new_mem_buf($0.baseAddress, Int32($0.count)) }
-        guard let bio else { throw CryptoError.fromQueue("reading the PEM \(what)") }
-        defer { BIO_free(bio) }
-        guard let key = reader(bio) else {
+        guard let length = Int32(exactly: bytes.count) else {
+            throw CryptoError(operation: "reading the PEM \(what)", reason: "the PEM is \(bytes.count) bytes, too long")
+        }
+        let key: OpaquePointer? = bytes.withUnsafeBytes { buffer in
+            guard let bio = BIO_new_mem_buf(buffer.baseAddress, length) else { return nil }
+            defer { BIO_free(bio) }
+            return reader(bio)
+        }
+        guard let key else {
             let error = CryptoError.fromQueue("reading the PEM \(what)")
             throw CryptoError(operation: error.operation, reason: "not a PEM \(what) (\(error.reason))")
         }

@@ -10,8 +10,13 @@ public struct ToolRun: Sendable {
 }
 
 public enum ToolRunner {
-    /// The directory the package's products are built into: the test runner lives there too.
+    /// The directory the programs under test are taken from: `GAEND_PRODUCTS_DIR` when set (`make
+    /// check` points it at the release build, the binaries `make install` ships, so that the process
+    /// suites test what is installed), else the directory the test runner was built into.
     public static func productsDirectory() throws -> URL {
+        if let shipped = ProcessInfo.processInfo.environment["GAEND_PRODUCTS_DIR"], !shipped.isEmpty {
+            return URL(fileURLWithPath: shipped)
+        }
         let runner = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         var directory = runner.deletingLastPathComponent()
         // On some platforms the runner is inside an .xctest bundle.
