@@ -75,4 +75,16 @@ import Testing
     func rejectsWhatIsNotADate(text: String) {
         #expect(UTCDay(parsing: text) == nil)
     }
+
+    /// Seconds from outside: whatever their type, either an instant or nil, never a trap.
+    @Test func secondsFromOutsideAreAnInstantOrNil() {
+        #expect(UnixTime(exactlySeconds: UInt64(1_585_800_000))?.milliseconds == 1_585_800_000_000)
+        #expect(UnixTime(exactlySeconds: Int64(-1))?.milliseconds == -1000)
+        #expect(UnixTime(exactlySeconds: Int64.max / 1000)?.milliseconds == Int64.max / 1000 * 1000)
+        #expect(UnixTime(exactlySeconds: Int64.min / 1000)?.milliseconds == Int64.min / 1000 * 1000)
+        #expect(UnixTime(exactlySeconds: Int64.max / 1000 + 1) == nil)
+        #expect(UnixTime(exactlySeconds: Int64.min / 1000 - 1) == nil)
+        #expect(UnixTime(exactlySeconds: UInt64.max) == nil)
+        #expect(UnixTime(exactlySeconds: Int64.min) == nil)
+    }
 }

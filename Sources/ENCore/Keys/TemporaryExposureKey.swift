@@ -14,11 +14,15 @@ public struct TemporaryExposureKey: Hashable, Sendable {
     /// The valid rolling periods.
     public static let rollingPeriods: ClosedRange<UInt32> = 1...ENIntervalNumber.perDay
 
-    /// A key; the rolling period must lie in `1...144`.
+    /// A key; the rolling period must lie in `1...144`, and the key must end by the last interval
+    /// number, so that `end` exists (keys come from files, databases and requests).
     public init(
         keyData: Bytes16, rollingStartIntervalNumber: ENIntervalNumber, rollingPeriod: UInt32 = ENIntervalNumber.perDay
     ) throws(KeyValidationError) {
         guard Self.rollingPeriods.contains(rollingPeriod) else { throw .rollingPeriodOutOfRange(rollingPeriod) }
+        guard rollingPeriod <= UInt32.max - rollingStartIntervalNumber.rawValue else {
+            throw .endsPastTheLastInterval(start: rollingStartIntervalNumber.rawValue, period: rollingPeriod)
+        }
         self.keyData = keyData
         self.rollingStartIntervalNumber = rollingStartIntervalNumber
         self.rollingPeriod = rollingPeriod
@@ -40,11 +44,14 @@ public struct TemporaryExposureKey: Hashable, Sendable {
 /// Why a key's fields were refused.
 public enum KeyValidationError: Error, Equatable, Sendable, CustomStringConvertible {
     case rollingPeriodOutOfRange(UInt32)
+    case endsPastTheLastInterval(start: UInt32, period: UInt32)
 
     public var description: String {
         switch self {
         case .rollingPeriodOutOfRange(let period):
             return "rolling period \(period) is outside 1...144"
+        case .endsPastTheLastInterval(let start, let period):
+            return "rolling start \(start) and period \(period) run past the last interval number, \(UInt32.max)"
         }
     }
 }

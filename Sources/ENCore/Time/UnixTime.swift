@@ -11,8 +11,20 @@ public struct UnixTime: Hashable, Comparable, Sendable, CustomStringConvertible 
         self.milliseconds = milliseconds
     }
 
+    /// For seconds this program made (a clock, its own arithmetic): past ±292 million years the
+    /// product traps. Seconds from outside take `init?(exactlySeconds:)`.
     public init(seconds: Int64) {
         self.milliseconds = seconds * 1000
+    }
+
+    /// Seconds from a caller, a file or the network (a D-Bus uint64, a stored Int64, a fixed64):
+    /// `nil` when they are no instant this type holds, as `ENIntervalNumber(containing:)` is for
+    /// instants no interval number holds.
+    public init?(exactlySeconds seconds: some BinaryInteger) {
+        guard let whole = Int64(exactly: seconds) else { return nil }
+        let (product, overflow) = whole.multipliedReportingOverflow(by: 1000)
+        guard !overflow else { return nil }
+        self.milliseconds = product
     }
 
     /// Whole seconds, rounded towards negative infinity.
