@@ -156,10 +156,11 @@ public struct DaemonConfiguration: Sendable {
         }
     }
 
-    /// `MIN-MAX` or a single number.
+    /// `MIN-MAX` or a single number; nil for anything else. Empty parts are kept, so that `-`, `5-`
+    /// and `-5` are refused rather than read as a number (or indexed past an empty split).
     static func range(_ text: String) -> ClosedRange<Int>? {
-        let parts = text.split(separator: "-", maxSplits: 1)
-        guard let low = Int(parts[0]) else { return nil }
+        let parts = text.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let first = parts.first, let low = Int(first) else { return nil }
         let high = parts.count == 2 ? Int(parts[1]) : low
         guard let high, low <= high else { return nil }
         return low...high

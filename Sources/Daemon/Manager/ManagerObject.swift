@@ -100,8 +100,12 @@ public struct ManagerObject: Sendable {
                         for key in fields.keys where !["TestDate", "Type", "SymptomOnset"].contains(key) {
                             throw .badParameter(field: key, problem: "not a test result key (TestDate, Type, SymptomOnset)")
                         }
-                        guard let date = fields["TestDate"]?.variant?.uint64 else {
+                        guard let seconds = fields["TestDate"]?.variant?.uint64 else {
                             throw .badParameter(field: "TestDate", problem: "required, uint64 unix seconds")
+                        }
+                        // The caller's uint64: checked, since milliseconds of it need not fit Int64.
+                        guard let date = UnixTime(exactlySeconds: seconds) else {
+                            throw .badParameter(field: "TestDate", problem: "\(seconds) is not a time (unix seconds)")
                         }
                         guard let type = fields["Type"]?.variant?.string, let kind = TestResult.Kind(rawValue: type) else {
                             throw .badParameter(field: "Type", problem: "required: confirmed, likely, negative or self-reported")
@@ -109,9 +113,12 @@ public struct ManagerObject: Sendable {
                         var onset: UnixTime?
                         if let value = fields["SymptomOnset"] {
                             guard let seconds = value.variant?.uint64 else { throw .badParameter(field: "SymptomOnset", problem: "uint64 unix seconds") }
-                            onset = UnixTime(seconds: Int64(clamping: seconds))
+                            guard let time = UnixTime(exactlySeconds: seconds) else {
+                                throw .badParameter(field: "SymptomOnset", problem: "\(seconds) is not a time (unix seconds)")
+                            }
+                            onset = time
                         }
-                        return [.string(try await manager.addTestResult(testDate: UnixTime(seconds: Int64(clamping: date)), kind: kind, symptomOnset: onset))]
+                        return [.string(try await manager.addTestResult(testDate: date, kind: kind, symptomOnset: onset))]
                     }
                 },
                 DBusMethod("GetTestResults", outputs: [.init("results", .array(.dictionary(key: .string, value: .variant)))]) { _ in

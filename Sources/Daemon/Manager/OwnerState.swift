@@ -36,7 +36,8 @@ struct OwnerState: Sendable, Equatable {
         var state = OwnerState()
         state.authorization = (object["authorization"] as? String).flatMap(Authorization.init(rawValue:)) ?? .unknown
         state.enabled = object["enabled"] as? Bool ?? false
-        state.preAuthorizedAt = (object["pre_authorized_at"] as? Int64).map { UnixTime(seconds: $0) }
+        // A damaged file may hold any integer: a time past UnixTime's range reads as absent.
+        state.preAuthorizedAt = (object["pre_authorized_at"] as? Int64).flatMap { UnixTime(exactlySeconds: $0) }
         state.revisionToken = object["revision_token"] as? String
         state.testResults = (object["test_results"] as? [[String: Any]] ?? []).compactMap(TestResult.init(json:))
         return state
@@ -73,12 +74,13 @@ public struct TestResult: Sendable, Equatable {
     public var shared: Bool
 
     init?(json: [String: Any]) {
-        guard let id = json["id"] as? String, let testDate = json["test_date"] as? Int64, let kind = (json["type"] as? String).flatMap(Kind.init(rawValue:)),
-            let added = json["added"] as? Int64
+        // Times past UnixTime's range are treated as a wrong type is: the record (or the onset) is unreadable.
+        guard let id = json["id"] as? String, let testDate = (json["test_date"] as? Int64).flatMap({ UnixTime(exactlySeconds: $0) }),
+            let kind = (json["type"] as? String).flatMap(Kind.init(rawValue:)), let added = (json["added"] as? Int64).flatMap({ UnixTime(exactlySeconds: $0) })
         else { return nil }
         self.init(
-            id: id, testDate: UnixTime(seconds: testDate), kind: kind, symptomOnset: (json["symptom_onset"] as? Int64).map { UnixTime(seconds: $0) },
-            added: UnixTime(seconds: added), shared: json["shared"] as? Bool ?? false)
+            id: id, testDate: testDate, kind: kind, symptomOnset: (json["symptom_onset"] as? Int64).flatMap { UnixTime(exactlySeconds: $0) },
+            added: added, shared: json["shared"] as? Bool ?? false)
     }
 
     init(id: String, testDate: UnixTime, kind: Kind, symptomOnset: UnixTime?, added: UnixTime, shared: Bool) {
