@@ -17,6 +17,12 @@ struct KeyServerCommand: AsyncParsableCommand {
         subcommands: [Serve.self, IssueCode.self, Export.self, MakeKey.self])
 }
 
+/// A numeric option within its range, or a usage error naming it: a value outside would trap
+/// later (a sleep, milliseconds of a delay, a count of keys) or mean nothing (a negative one).
+func checkOption<Value: Comparable>(_ value: Value, in range: ClosedRange<Value>, _ option: String, unit: String) throws {
+    guard range.contains(value) else { throw ValidationError("\(option): \(value) is outside \(range.lowerBound)...\(range.upperBound) \(unit)") }
+}
+
 /// Reads a PEM private key file.
 func privateKey(_ path: String, option: String) throws -> ECDSAPrivateKey {
     guard let data = FileManager.default.contents(atPath: path) else { throw ValidationError("\(option): \(path) cannot be read") }
@@ -82,6 +88,10 @@ struct Export: AsyncParsableCommand {
 
     @Option(help: "Pad each file with random keys up to this many.")
     var minimumRecords = 0
+
+    func validate() throws {
+        try checkOption(minimumRecords, in: ExportWorker.Settings.minimumRecordsRange, "--minimum-records", unit: "keys")
+    }
 
     func run() async throws {
         let parts = keyID.split(separator: ":", maxSplits: 1).map(String.init)

@@ -46,10 +46,10 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The exposure configuration JSON served as /configuration.json.")
     var exposureConfiguration: String?
 
-    @Option(help: "Seconds between export runs (0: only `gaen-keyserver export`).")
+    @Option(help: "Seconds between export runs, at most 86400 (0: only `gaen-keyserver export`).")
     var exportInterval = 300
 
-    @Option(help: "Seconds a still-valid key waits after its UTC day ends (default 7200).")
+    @Option(help: "Seconds a still-valid key waits after its UTC day ends, at most 14 days (default 7200).")
     var embargoDelay: Int64 = 7200
 
     @Flag(help: "Demos and tests only: export still-valid keys at once instead of after their day (DEBUG_RELEASE_SAME_DAY_KEYS).")
@@ -57,6 +57,16 @@ struct Serve: AsyncParsableCommand {
 
     @Option(help: "Pad each export with random keys up to this many.")
     var minimumRecords = 0
+
+    /// The longest wait between export runs: a day (a sleep past what a Duration's nanoseconds
+    /// hold traps).
+    static let exportIntervals = 0...86_400
+
+    func validate() throws {
+        try checkOption(embargoDelay, in: PublishValidator.embargoDelays, "--embargo-delay", unit: "seconds")
+        try checkOption(exportInterval, in: Self.exportIntervals, "--export-interval", unit: "seconds")
+        try checkOption(minimumRecords, in: ExportWorker.Settings.minimumRecordsRange, "--minimum-records", unit: "keys")
+    }
 
     func run() async throws {
         let parts = keyID.split(separator: ":", maxSplits: 1).map(String.init)

@@ -59,18 +59,8 @@ struct KeyServerHTTPTests {
     ]
 
     @Test func everyRefusalIsJSONWithItsCodeAndNothingIsStored() async throws {
-        let files = try TemporaryDirectory()
-        for name in ["verification", "export"] {
-            _ = try ToolRunner.run("gaen-keyserver", ["make-key", "--out", "\(files.path)/\(name).pem"])
-        }
-        let data = files.path + "/server"
-        let (server, port) = try ShareLoopTests.startServer(
-            [
-                "--data-dir", data, "--verification-key", files.path + "/verification.pem", "--export-key", files.path + "/export.pem",
-                "--health-authority", "ch.example", "--device-api-key", "device-key", "--admin-api-key", "admin-key", "--export-interval", "0",
-            ], output: files.path + "/server.out")
-        defer { if server.isRunning { kill(server.processIdentifier, SIGKILL) } }
-        let transport = URLSessionTransport()
+        let server = try KeyServerProcess()
+        let (data, port, transport) = (server.data, server.port, server.transport)
         for item in Self.cases {
             let response = try await transport.send(
                 HTTPRequest(
@@ -96,14 +86,7 @@ struct KeyServerHTTPTests {
             }
         }
         func certifiedPublish(_ keys: [DiagnosisKey], secret: [UInt8] = Array(repeating: 5, count: 32), claimed: [UInt8]? = nil) async throws -> String? {
-            let issued = try await transport.send(
-                HTTPRequest(method: "POST", url: base + "/admin/codes", headers: [("X-API-Key", "admin-key")], body: Array(#"{"testType":"confirmed"}"#.utf8),
-                            maximumResponseBytes: 4096))
-            let code = try #require((try JSONSerialization.jsonObject(with: Data(issued.body)) as? [String: Any])?["code"] as? String)
-            let verification = VerificationClient(
-                verifyURL: base + "/api/verify", certificateURL: base + "/api/certificate", apiKey: "device-key", transport: transport)
-            let token = try await verification.verify(code: code).token
-            let certificate = try await verification.certificate(token: token, keysHMAC: TEKHMAC.compute(keys, secret: secret))
+            let certificate = try await server.certificate(for: keys, secret: secret)
             do {
                 _ = try await PublishClient(publishURL: base + "/v1/publish", healthAuthorityID: "ch.example", transport: transport)
                     .publish(keys: keys, certificate: certificate, hmacSecret: claimed ?? secret)
@@ -122,7 +105,7 @@ struct KeyServerHTTPTests {
                         maximumResponseBytes: 1 << 16))
         #expect(chaff.status == 200)
         let exported = try ToolRunner.run(
-            "gaen-keyserver", ["export", "--data-dir", data, "--export-key", files.path + "/export.pem", "--region", "XX", "--directory", data + "/exports"])
+            "gaen-keyserver", ["export", "--data-dir", data, "--export-key", server.exportKey, "--region", "XX", "--directory", data + "/exports"])
         #expect(exported.status == 0)
         #expect(exported.standardOutput.contains("nothing to export"), "\(exported.standardOutput)")
     }

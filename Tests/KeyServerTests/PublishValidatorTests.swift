@@ -101,4 +101,18 @@ import Testing
             #expect(try PublishValidator().validate(request, now: Self.now).accepted.first?.key.keyData.bytes == Array(bytes))
         }
     }
+
+    /// The reference server reads symptomOnsetInterval as an int32 interval number and refuses what
+    /// is not one; this one once trapped turning the days since onset into an Int32.
+    @Test func aSymptomOnsetThatIsNoIntervalNumberIsABadRequest() throws {
+        for onset in ["999999999999999", "4294967296", "-1"] {
+            let request = try Self.request([Self.key(1, start: Self.today - 144)], extra: #", "symptomOnsetInterval": \#(onset)"#)
+            #expect(throws: PublishError(.badRequest, "symptomOnsetInterval \(onset) is not an interval number")) {
+                try PublishValidator().validate(request, now: Self.now)
+            }
+        }
+        // The largest interval number is one: the key is only too far from it.
+        let far = try Self.request([Self.key(1, start: Self.today - 144)], extra: #", "symptomOnsetInterval": 4294967295"#)
+        #expect(try PublishValidator().validate(far, now: Self.now).warnings.first?.contains("symptom onset") == true)
+    }
 }

@@ -19,6 +19,8 @@ public struct ExportWorker: Sendable {
         public var keyVersion: String
         /// Random keys added to reach this many, so a file's size says little (0: none).
         public var minimumRecords = 0
+        /// What `minimumRecords` may be: no more keys than a file may hold.
+        public static let minimumRecordsRange = 0...KeyFileLimits.maximumKeys
         public var retentionDays: Int64 = 14
 
         public init(directory: String, root: String, region: String, keyID: String, keyVersion: String) {

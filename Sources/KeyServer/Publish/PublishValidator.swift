@@ -15,6 +15,9 @@ public struct PublishValidator: Sendable {
     public var maximumSymptomOnsetDays = 14
     /// After a still-valid key's UTC day ends, how long it waits before export (Apple asks ≥ 2 h).
     public var embargoDelay: Int64 = 2 * 3600
+    /// The delays an administrator may choose: none to the 14 days keys are kept (an option past
+    /// Int64 milliseconds would trap on the first still-valid key).
+    public static let embargoDelays: ClosedRange<Int64> = 0...14 * 86_400
     /// For demos and tests only: still-valid keys are exported at once (the reference server's
     /// DEBUG_RELEASE_SAME_DAY_KEYS), so a key shared today can be matched today.
     public var releaseSameDayKeys = false
@@ -49,6 +52,10 @@ public struct PublishValidator: Sendable {
             throw PublishError(.badRequest, "\(request.keys.count) keys: at most \(maximumKeys) per publish")
         }
         guard let current = ENIntervalNumber(containing: now) else { throw PublishError(.internalError, "the clock is before 1970") }
+        // The reference server decodes it as an int32 interval number and refuses what is not one.
+        if let onset = request.symptomOnsetInterval, !(0...Int64(UInt32.max)).contains(onset) {
+            throw PublishError(.badRequest, "symptomOnsetInterval \(onset) is not an interval number")
+        }
         var accepted = [AcceptedKey]()
         var warnings = [String]()
         var sameStart = [Int64: Int]()
@@ -81,12 +88,13 @@ public struct PublishValidator: Sendable {
             let start = ENIntervalNumber(rawValue: UInt32(key.rollingStartNumber))
             var onset: Int32?
             if let symptomOnset = request.symptomOnsetInterval {
-                let days = Int32((key.rollingStartNumber / 144) - (symptomOnset / 144))
-                if abs(Int(days)) > maximumSymptomOnsetDays {
+                // Compared in Int64 and narrowed only once within ±14, so no onset can trap here.
+                let days = (key.rollingStartNumber / 144) - (symptomOnset / 144)
+                guard abs(days) <= Int64(maximumSymptomOnsetDays), let narrow = Int32(exactly: days) else {
                     warnings.append("\(name): \(days) days from symptom onset, beyond ±\(maximumSymptomOnsetDays)")
                     continue
                 }
-                onset = days
+                onset = narrow
             }
             let temporaryKey: TemporaryExposureKey
             do {

@@ -71,29 +71,40 @@ extension KeyStore {
                 "SELECT key, rolling_start, rolling_period, transmission_risk, \(reportColumn), days_since_onset FROM exposure WHERE \(sql)",
                 [.integer(now.seconds)]
             ).compactMap { row in
-                guard let bytes = row[0].blob.flatMap(Bytes16.init), let start = row[1].integer, let period = row[2].integer,
-                    let key = try? TemporaryExposureKey(
-                        keyData: bytes, rollingStartIntervalNumber: ENIntervalNumber(rawValue: UInt32(start)), rollingPeriod: UInt32(period))
+                // A row no key file can carry (a damaged file, a replica with another schema) is
+                // left out: every conversion is checked, since the database is read, not trusted.
+                guard let bytes = row[0].blob.flatMap(Bytes16.init), let start = row[1].integer.flatMap({ UInt32(exactly: $0) }),
+                    let period = row[2].integer.flatMap({ UInt32(exactly: $0) }),
+                    let key = try? TemporaryExposureKey(keyData: bytes, rollingStartIntervalNumber: ENIntervalNumber(rawValue: start), rollingPeriod: period),
+                    let risk = Int32(exactly: row[3].integer ?? 0), let reportType = Int32(exactly: row[4].integer ?? 1)
                 else { return nil }
-                return StoredKey(
-                    key: key, transmissionRisk: Int32(row[3].integer ?? 0), reportType: Int32(row[4].integer ?? 1),
-                    daysSinceOnsetOfSymptoms: row[5].integer.map { Int32($0) })
+                var onset: Int32?
+                if let stored = row[5].integer {
+                    guard let narrow = Int32(exactly: stored) else { return nil }
+                    onset = narrow
+                }
+                return StoredKey(key: key, transmissionRisk: risk, reportType: reportType, daysSinceOnsetOfSymptoms: onset)
             }
         }
+        // An end before 1970 or past UnixTime's range starts no batch (its file names the start as
+        // a uint64): the first batch's day back is taken instead.
         let lastEnd = try database.query("SELECT end_time FROM export_batch ORDER BY end_time DESC LIMIT 1").first?.first?.integer
+            .flatMap { UnixTime(exactlySeconds: $0) }.flatMap { $0.seconds >= 0 ? $0 : nil }
         return PendingExport(
             keys: try keys("exported_batch IS NULL AND export_after <= ?1", reportColumn: "report_type"),
             revised: try keys(
                 "exported_batch IS NOT NULL AND revised_report_type IS NOT NULL AND revision_exported_batch IS NULL AND export_after <= ?1",
                 reportColumn: "revised_report_type"),
-            start: lastEnd.map(UnixTime.init(seconds:)) ?? now.adding(seconds: -86_400))
+            start: lastEnd ?? now.adding(seconds: -86_400))
     }
 
     /// The batches, oldest first: (name, start, end).
     public func batches() throws(DatabaseError) -> [(name: String, start: UnixTime, end: UnixTime)] {
         try database.query("SELECT name, start, end_time FROM export_batch ORDER BY end_time, name").compactMap { row in
-            guard let name = row[0].text, let start = row[1].integer, let end = row[2].integer else { return nil }
-            return (name, UnixTime(seconds: start), UnixTime(seconds: end))
+            guard let name = row[0].text, let start = row[1].integer.flatMap({ UnixTime(exactlySeconds: $0) }),
+                let end = row[2].integer.flatMap({ UnixTime(exactlySeconds: $0) })
+            else { return nil }
+            return (name, start, end)
         }
     }
 
