@@ -77,8 +77,8 @@ struct InspectTool: ParsableCommand {
             ("verdict", .string(file.verdict.name)),
             ("reason", file.verdict.reason.map { .string($0) } ?? .null),
             ("region", .string(export.region)),
-            ("start_timestamp", .int(Int64(export.startTimestamp))),
-            ("end_timestamp", .int(Int64(export.endTimestamp))),
+            ("start_timestamp", .unsigned(export.startTimestamp)),
+            ("end_timestamp", .unsigned(export.endTimestamp)),
             ("batch_num", .int(Int64(export.batchNumber))),
             ("batch_size", .int(Int64(export.batchSize))),
             (
@@ -106,8 +106,10 @@ struct InspectTool: ParsableCommand {
 
     static func printReport(_ file: KeyFile, path: String) {
         let export = file.export
-        let start = ISO8601.format(UnixTime(seconds: Int64(clamping: export.startTimestamp)))
-        let end = ISO8601.format(UnixTime(seconds: Int64(clamping: export.endTimestamp)))
+        // The file's fixed64 seconds: as a date when one holds them, else as the number they are.
+        func time(_ seconds: UInt64) -> String { UnixTime(exactlySeconds: seconds).map(ISO8601.format) ?? "\(seconds) s" }
+        let start = time(export.startTimestamp)
+        let end = time(export.endTimestamp)
         Swift.print(path)
         Swift.print("  region \(export.region.isEmpty ? "(none)" : export.region), \(start) to \(end), batch \(export.batchNumber) of \(export.batchSize)")
         for info in export.signatureInfos { Swift.print("  signature info: \(info)") }

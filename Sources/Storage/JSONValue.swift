@@ -5,6 +5,8 @@
 public enum JSONValue: Equatable, Sendable {
     case string(String)
     case int(Int64)
+    /// Key files carry fixed64 timestamps, which a file may set past Int64.
+    case unsigned(UInt64)
     /// A finite number; written without exponent, integers without a fraction.
     case number(Double)
     case bool(Bool)
@@ -31,6 +33,7 @@ public enum JSONValue: Equatable, Sendable {
         switch self {
         case .string(let value): Self.writeString(value, to: &text)
         case .int(let value): text += String(value)
+        case .unsigned(let value): text += String(value)
         case .number(let value):
             if !value.isFinite {
                 text += "null"

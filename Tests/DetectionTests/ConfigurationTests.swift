@@ -58,6 +58,9 @@ import Testing
         (#"{"riskScoreFormula":"average","durationWeight":10}"#, "riskScoreFormula: average is neither"),
         (#"{"reportTypeNoneMap":true}"#, "reportTypeNoneMap: 1 is not an integer"),
         (#"{"immediateDurationWieght":100}"#, "immediateDurationWieght: not a configuration key"),
+        // Scores read through NSNumber.intValue took 2^64 + 1 for 1 and 1.5 for 1.
+        (#"{"attenuationScores":[18446744073709551617, 1, 1, 1, 1, 1, 1, 1]}"#, "attenuationScores: expected 8 integers"),
+        (#"{"durationScores":[1.5, 1, 1, 1, 1, 1, 1, 1]}"#, "durationScores: expected 8 integers"),
         (#"[1,2]"#, "not a JSON object"),
         ("{", "not JSON"),
     ]

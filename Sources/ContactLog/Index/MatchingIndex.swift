@@ -30,8 +30,9 @@ public final class MatchingIndex: @unchecked Sendable {
         reader: ContactLogReader, days range: ClosedRange<UTCDay>? = nil,
         seed: (UInt64, UInt64) = (UInt64.random(in: .min ... .max), UInt64.random(in: .min ... .max) | 1)
     ) throws(ContactLogError) {
-        let files = try reader.segmentFiles().filter { range?.contains($0.0) ?? true }
-        precondition(files.count <= 255, "an index of \(files.count) days")
+        // A record's day is one byte: the newest 255 days are indexed. gaend keeps 14; a copied or
+        // restored log directory may hold any number, and must not trap the reader.
+        let files = try reader.segmentFiles().filter { range?.contains($0.0) ?? true }.sorted { $0.0 < $1.0 }.suffix(255)
         // Size everything from the file sizes: an upper bound of the records, so nothing grows.
         var capacity = 0
         for (_, name) in files {

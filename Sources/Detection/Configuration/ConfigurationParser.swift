@@ -172,8 +172,10 @@ extension ExposureConfiguration {
 
         func scores(_ key: String, alias: String) throws(ConfigurationError) -> [Int]? {
             guard let name = object[key] != nil ? key : (object[alias] != nil ? alias : nil) else { return nil }
+            // `as? Int` bridges only an integer Int holds; NSNumber.intValue would take 2^64 + 1 for
+            // 1 and 1.5 for 1.
             guard let values = object[name] as? [Any], values.count == 8,
-                case let numbers = values.compactMap({ Self.isBoolean($0) ? nil : ($0 as? NSNumber)?.intValue }), numbers.count == 8
+                case let numbers = values.compactMap({ Self.isBoolean($0) ? nil : $0 as? Int }), numbers.count == 8
             else {
                 throw ConfigurationError(key: name, problem: "expected 8 integers")
             }

@@ -17,7 +17,8 @@ public struct DetectionBudget: Sendable {
     /// The runs counted in the last 24 hours, oldest first.
     public func load(now: UnixTime) -> [UnixTime] {
         guard let bytes = try? AtomicFile.read(path, limit: 1 << 16) else { return [] }
-        return String(decoding: bytes, as: UTF8.self).split(separator: "\n").compactMap { Int64($0).map { UnixTime(seconds: $0) } }
+        // A line that is no time (damage) is no run.
+        return String(decoding: bytes, as: UTF8.self).split(separator: "\n").compactMap { Int64($0).flatMap { UnixTime(exactlySeconds: $0) } }
             .filter { now.seconds - $0.seconds < Self.window && $0 <= now.adding(seconds: 60) }.sorted()
     }
 

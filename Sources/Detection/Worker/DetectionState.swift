@@ -37,9 +37,10 @@ public struct DetectionState: Sendable {
             let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any]
         else { return DetectionState() }
         return DetectionState(
-            lastDetection: (object["last_detection"] as? Int64).map { UnixTime(seconds: $0) },
+            // A damaged file may hold any integer: a time past UnixTime's range reads as absent.
+            lastDetection: (object["last_detection"] as? Int64).flatMap { UnixTime(exactlySeconds: $0) },
             lastError: object["last_error"] as? String,
-            nextDetection: (object["next_detection"] as? Int64).map { UnixTime(seconds: $0) },
+            nextDetection: (object["next_detection"] as? Int64).flatMap { UnixTime(exactlySeconds: $0) },
             lastResultJSON: object["last_result"] as? String, windowsJSON: object["windows"] as? String)
     }
 

@@ -32,8 +32,8 @@ public struct ProcessedFilesStore: Sendable {
         // worst that file is downloaded and matched again, which is harmless.
         for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
             let parts = line.split(separator: "\t", maxSplits: 1)
-            guard parts.count == 2, let seconds = Int64(parts[0]) else { continue }
-            entries[String(parts[1])] = UnixTime(seconds: seconds)
+            guard parts.count == 2, let seconds = Int64(parts[0]), let time = UnixTime(exactlySeconds: seconds) else { continue }
+            entries[String(parts[1])] = time
         }
         return entries
     }

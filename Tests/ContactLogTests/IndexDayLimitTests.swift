@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+import ContactLog
+import ENCore
+import Foundation
+import GaendTestSupport
+import Storage
+import Testing
+
+/// The index numbers its days in one byte. gaend's retention keeps 14 segments, but a copied or
+/// restored directory (`gaenctl tools match --data-dir`) can hold any number of them.
+@Suite(.ownThreads) struct IndexDayLimitTests {
+    @Test func moreDaysThanTheIndexCanNumberIndexesTheNewest() async throws {
+        let log = try LogFixture()
+        let writer = try log.writer()
+        try await writer.append(window: window(at: LogFixture.noon, aggregates: 1), aggregates: [aggregate(1, at: LogFixture.noon)])
+        try await writer.sync()
+        for back in 1...300 {
+            _ = FileManager.default.createFile(atPath: log.segmentPath(LogFixture.day.advanced(by: Int64(-back))), contents: nil)
+        }
+        let index = try MatchingIndex(reader: log.reader)
+        #expect(index.days.count == 255)
+        #expect(index.days.first == LogFixture.day.advanced(by: -254))
+        #expect(index.days.last == LogFixture.day)
+        #expect(index.contains(SyntheticContacts.rpi(seed: 7, number: 1)))
+    }
+}
