@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 import Foundation
+import Storage
 import ZIPFoundation
 
 /// The two entries of a key file archive, read under limits before anything in them is trusted.
@@ -29,9 +30,17 @@ public struct KeyFileArchive: Sendable {
         guard bytes.count <= KeyFileLimits.maximumArchiveBytes else {
             throw .archive("\(bytes.count) bytes, over the \(KeyFileLimits.maximumArchiveBytes)-byte limit")
         }
+        guard Self.hasReadableEndOfCentralDirectory(bytes) else { throw .archive("not a zip archive (no end of central directory record)") }
+        // Through a file, not ZIPFoundation's in-memory archive: its memory file traps on a read
+        // after a seek past the end, which an archive's own offsets can ask for, where a read of a
+        // file is short and refused (Archive+MemoryFile.swift in 0.9.20, found by fuzzing).
         let archive: Archive
         do {
-            archive = try Archive(data: Data(bytes), accessMode: .read)
+            let file = try AnonymousMemoryFile(name: "gaend-key-file", bytes: bytes)
+            // Open while ours is: the file ends with its last descriptor.
+            archive = try withExtendedLifetime(file) { try Archive(url: URL(fileURLWithPath: file.path), accessMode: .read) }
+        } catch let error as FileSystemError {
+            throw .archive("cannot be held for reading (\(error))")
         } catch {
             throw .archive("not a zip archive (\(error))")
         }
@@ -92,6 +101,22 @@ public struct KeyFileArchive: Sendable {
             throw .archive("\(entry.path) cannot be extracted (\(error))")
         }
         return bytes
+    }
+
+    /// Whether ZIPFoundation's scan will find an end-of-central-directory record it can read: the
+    /// signature nearest the end with 22 bytes after it, and the comment it declares within the
+    /// bytes. Its scan reads the file a byte at a time through stdio, from the end to the start for
+    /// a body that is no archive (an error page, a cut transfer); this one costs a pass over the
+    /// bytes in memory and names the problem.
+    static func hasReadableEndOfCentralDirectory(_ bytes: [UInt8]) -> Bool {
+        let recordSize = 22
+        guard bytes.count >= recordSize else { return false }
+        for offset in stride(from: bytes.count - recordSize, through: 0, by: -1)
+        where bytes[offset] == 0x50 && bytes[offset + 1] == 0x4B && bytes[offset + 2] == 0x05 && bytes[offset + 3] == 0x06 {
+            let commentLength = Int(bytes[offset + 20]) | Int(bytes[offset + 21]) << 8
+            return offset + recordSize + commentLength <= bytes.count
+        }
+        return false
     }
 
     private enum LimitExceeded: Error {
