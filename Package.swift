@@ -142,6 +142,17 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSwift),
+        // libFuzzer targets for every parser of untrusted bytes (scripts/fuzz builds them with
+        // -sanitize=fuzzer,address); a plain build replays inputs once. `Extern` declares libFuzzer's
+        // C driver function.
+        .executableTarget(
+            name: "gaend-fuzz",
+            dependencies: [
+                "ENCore", "ENCrypto", "HCI", "DBus", "BlueZ", "KeyFiles", "Daemon", "KeyServer", "ContactLog", "Storage",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/Fuzz/Targets",
+            swiftSettings: strictSwift + [.enableExperimentalFeature("Extern")]),
 
         // Fakes and fixtures the test targets share: an injected clock, a predictable random source,
         // temporary directories, private servers (dbus-daemon, PostgreSQL...).

@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Seeds for the file and request fuzz targets, made from what the project reads in real use:
+
+- key-zip, export-bin, export-sig: the Apache-2.0 samples in Tests/KeyFilesTests/Fixtures (Google's
+  reference server and apps) and an archive written by `gaenctl tools export`, and their entries;
+- contact-log: segments written by the real writer (`gaenctl tools log append`), whole, with a torn
+  tail and with a damaged record;
+- config: etc/gaend.conf and a file that sets every key;
+- keyserver: the request bodies gaend's clients send (Sources/KeyFiles/Clients) and the API tests
+  use, one per route.
+
+The first byte of a contact-log seed is the target's flag (1: checksums are made right), of a
+keyserver seed the route (0 publish, 1 publish with a signed `$CERT`, 2 verify, 3 certificate,
+4 codes); see Tests/Fuzz/Targets.
+
+Usage: write_seeds.py GAENCTL CORPUS_DIR
+"""
+import base64
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import zipfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+FIXTURES = os.path.join(ROOT, 'Tests/KeyFilesTests/Fixtures')
+SAMPLES = [
+    'google-ens-testExport-2-records-1-of-1.zip', 'google-ens-sample-export.zip',
+    'google-en-android-sample_diagnosis_key_file-2020-07.zip', 'google-ens-1605818700-1605819000-0001-ff23e2-unsigned.zip',
+]
+# The key server target's fixed clock, 2025-11-23 12:13:20 UTC, and that day's first interval.
+NOW = 1_763_900_000
+TODAY = NOW // 600 // 144 * 144
+
+
+def write(corpus, target, name, data):
+    directory = os.path.join(corpus, target)
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, name), 'wb') as file:
+        file.write(data)
+
+
+def key_files(gaenctl, corpus, scratch):
+    archives = {name: open(os.path.join(FIXTURES, name), 'rb').read() for name in SAMPLES}
+    keys = [{'key': base64.b64encode(bytes([day] * 16)).decode(), 'rollingStartNumber': TODAY - 144 * day,
+             'rollingPeriod': 144, 'transmissionRisk': 4, 'reportType': 1, 'daysSinceOnsetOfSymptoms': 1 - day} for day in range(1, 4)]
+    with open(f'{scratch}/keys.json', 'w') as file:
+        json.dump(keys, file)
+    subprocess.run(['openssl', 'ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', f'{scratch}/signing.pem'], check=True)
+    subprocess.run([gaenctl, 'tools', 'export', '--keys', f'{scratch}/keys.json', '--private-key', f'{scratch}/signing.pem',
+                    '--key-id', '310', '--key-version', 'v1', '--region', 'CH', '--out', f'{scratch}/gaenctl-export.zip'], check=True)
+    archives['gaenctl-export.zip'] = open(f'{scratch}/gaenctl-export.zip', 'rb').read()
+    for name, data in archives.items():
+        stem = name.removesuffix('.zip')
+        write(corpus, 'key-zip', name, data)
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            write(corpus, 'export-bin', stem + '.bin', archive.read('export.bin'))
+            write(corpus, 'export-sig', stem + '.sig', archive.read('export.sig'))
+    write(corpus, 'export-bin', 'google-en-internals-cpp-testdata-export.bin',
+          open(os.path.join(FIXTURES, 'google-en-internals-cpp-testdata-export.bin'), 'rb').read())
+
+
+def contact_log(gaenctl, corpus, scratch):
+    # Today by the system clock: the writer refuses days past the retention (the target names the
+    # file by the day in the header).
+    subprocess.run([gaenctl, 'tools', 'log', 'append', '--data-dir', f'{scratch}/data', '--aggregates', '12', '--per-window', '4',
+                    '--distinct-rpis', '8'], check=True, capture_output=True)
+    [name] = [name for name in os.listdir(f'{scratch}/data/contacts') if name.endswith('.log')]
+    segment = open(f'{scratch}/data/contacts/{name}', 'rb').read()
+    write(corpus, 'contact-log', 'segment', b'\x00' + segment)
+    write(corpus, 'contact-log', 'segment-checksums-made', b'\x01' + segment)
+    write(corpus, 'contact-log', 'torn-tail', b'\x00' + segment[:-20])
+    damaged = bytearray(segment)
+    damaged[48 * 3 + 10] ^= 0xFF
+    write(corpus, 'contact-log', 'damaged-record', b'\x00' + bytes(damaged))
+    write(corpus, 'contact-log', 'header-only', b'\x00' + segment[:48])
+
+
+def config(corpus):
+    write(corpus, 'config', 'etc-gaend.conf', open(os.path.join(ROOT, 'etc/gaend.conf'), 'rb').read())
+    every_key = """# A beacon that shares and detects: every key set.
+radio = h4+tcp:127.0.0.1:9101
+scan-window = 4.5
+scan-interval = 210-300
+rotation-interval = 600-1200
+tx-power = -8
+rssi-correction = 5
+calibration-confidence = medium
+data-dir = /var/lib/gaend
+bus = unix:path=/run/gaend/bus
+enable = true
+region = CH
+test-mode = false
+index-url = https://keys.example/exposureKeyExport-CH/index.txt
+export-base-url = https://keys.example/
+export-key = 310:v1:/etc/gaend/keys/export-310.pem
+export-key = 311:v1:/etc/gaend/keys/export-311.pem
+exposure-configuration = https://keys.example/configuration.json
+detection-interval = 4
+verification-url = https://verify.example/api
+verification-api-key = 0123456789abcdef
+publish-url = https://keys.example/v1/publish
+health-authority-id = ch.example
+"""
+    write(corpus, 'config', 'every-key.conf', every_key.encode())
+    write(corpus, 'config', 'radios.conf', b'radio = hci:hci1\nradio = bluez:hci0\nradio = h4:/dev/ttyUSB0@1000000\n'
+          b'radio = h4+unix:/run/bumble.sock\nradio = none\nscan-interval = continuous\n')
+
+
+def keyserver(corpus):
+    secret = base64.b64encode(bytes(range(32))).decode()
+    keys = [{'key': base64.b64encode(bytes([0x10 + day] * 16)).decode(), 'rollingStartNumber': TODAY - 144 * day,
+             'rollingPeriod': 144, 'transmissionRisk': 0} for day in range(1, 4)]
+    # PublishClient.publish's body; the first with a certificate that is not one, as the HTTP tests send.
+    publish = {'temporaryExposureKeys': keys, 'healthAuthorityID': 'fuzz.example', 'verificationPayload': 'a.b.c', 'hmacKey': secret}
+    write(corpus, 'keyserver', 'publish', b'\x00' + json.dumps(publish).encode())
+    certified = dict(publish, verificationPayload='$CERT', symptomOnsetInterval=TODAY - 144 * 3)
+    write(corpus, 'keyserver', 'publish-certified', b'\x01' + json.dumps(certified).encode())
+    today = dict(keys[0], rollingStartNumber=TODAY, rollingPeriod=73)
+    revised = dict(publish, verificationPayload='$CERT', temporaryExposureKeys=keys + [today], traveler=True,
+                   revisionToken='AAAA', padding='cGFkZGluZw==')
+    write(corpus, 'keyserver', 'publish-certified-revision', b'\x01' + json.dumps(revised).encode())
+    write(corpus, 'keyserver', 'verify', b'\x02' + json.dumps({'code': '12345678', 'accept': ['confirmed', 'likely', 'negative']}).encode())
+    write(corpus, 'keyserver', 'certificate', b'\x03' + json.dumps({'token': 'a.b.c', 'ekeyhmac': secret}).encode())
+    write(corpus, 'keyserver', 'codes', b'\x04' + json.dumps({'testType': 'confirmed', 'symptomDate': '2025-11-20', 'testDate': '2025-11-21'}).encode())
+
+
+def main():
+    gaenctl, corpus = sys.argv[1], sys.argv[2]
+    with tempfile.TemporaryDirectory(prefix='gaend-seeds-') as scratch:
+        key_files(gaenctl, corpus, scratch)
+        contact_log(gaenctl, corpus, scratch)
+    config(corpus)
+    keyserver(corpus)
+
+
+if __name__ == '__main__':
+    main()

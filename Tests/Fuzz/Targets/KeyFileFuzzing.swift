@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+import ENCore
+import KeyFiles
+
+/// Downloaded key files: the archive, export.bin and export.sig, read as detection and
+/// `gaenctl tools inspect` read them.
+enum KeyFileFuzzing {
+    /// A real signed sample and the key that signed it (Tests/KeyFilesTests/Fixtures, Apache-2.0),
+    /// so that a signature the fuzzer leaves intact reaches the key lookup and the ECDSA check.
+    struct Sample: Sendable {
+        var exportBinary: [UInt8]
+        var policies: [SignaturePolicy]
+    }
+
+    static let sample: Sample = {
+        let fixtures = #filePath.split(separator: "/").dropLast(3).joined(separator: "/")
+        let directory = "/" + fixtures + "/KeyFilesTests/Fixtures/"
+        guard let zip = FuzzInput.read(directory + "google-ens-testExport-2-records-1-of-1.zip"),
+            let pem = FuzzInput.read(directory + "google-ens-examples-export-public.pem"),
+            let archive = try? KeyFileArchive(zip: zip), let export = try? ExportBinary.parse(archive.exportBinary),
+            let info = export.signatureInfos.first,
+            let key = try? VerificationKey(keyID: info.verificationKeyID, keyVersion: info.verificationKeyVersion, pem: String(decoding: pem, as: UTF8.self))
+        else { fatalError("gaend-fuzz: the key file sample under \(directory) cannot be read") }
+        return Sample(
+            exportBinary: archive.exportBinary,
+            policies: [SignaturePolicy(trustedKeys: [key]), SignaturePolicy(trustedKeys: [key], lenient: true)])
+    }()
+
+    @Sendable static func exportBinary(_ bytes: [UInt8]) {
+        guard let file = try? KeyFile(exportBinary: bytes) else { return }
+        read(file)
+    }
+
+    /// An archive as detection reads it, under the strict policy (export-sig tries the lenient one).
+    @Sendable static func archive(_ bytes: [UInt8]) {
+        guard let file = try? KeyFile(zip: bytes, policy: sample.policies[0]) else { return }
+        read(file)
+    }
+
+    /// export.sig beside the sample's export.bin, whose signature infos it must match.
+    @Sendable static func signature(_ bytes: [UInt8]) {
+        guard let export = try? ExportBinary.parse(sample.exportBinary) else { return }
+        for policy in sample.policies {
+            let verdict = policy.verdict(exportBinary: sample.exportBinary, exportSignature: bytes, export: export)
+            _ = verdict.reason
+        }
+    }
+
+    /// What the inspector prints and what matching asks of each key (its intervals and day).
+    static func read(_ file: KeyFile) {
+        _ = file.verdict.description
+        for key in file.export.keys + file.export.revisedKeys {
+            _ = key.key.intervals
+            _ = key.key.utcDay
+        }
+        _ = file.export.dropped.map(\.reason)
+    }
+}
