@@ -38,8 +38,14 @@ DBUSMOCK_VERSION = 0.38.1
 DBUSMOCK_VENV = .venv-dbusmock
 
 PRODUCTS = gaend gaenctl gaen-keyserver
+# The release build: what `make install` ships, and so what the process suites, the demo and the
+# VM stage run (a pointer that outlives its buffer may show only in an optimized build).
+RELEASE_BIN = $(CURDIR)/.build/release
 
-.PHONY: all deps test-peers build check check-packaging test bench install install-data uninstall clean vm-test demo
+# Prints how long a stage of `make check` took: $(call timed,NAME,COMMAND).
+timed = @start=$$(date +%s); $(2) || exit 1; echo "check: $(1) took $$(( $$(date +%s) - start )) s"
+
+.PHONY: all deps test-peers build check check-packaging check-sanitize check-asan check-tsan test bench install install-data uninstall clean vm-test demo
 
 all: build
 
@@ -80,19 +86,55 @@ build: deps
 
 # Three beacons on virtual radios and a key server on loopback: A and B meet, A shares its keys,
 # B is told of the exposure and C is not (scripts/demo; about 40 s after the build).
-demo: deps $(BUMBLE_VENV)/.installed
-	for product in gaend gaenctl gaen-keyserver; do $(SWIFT) build --product $$product || exit 1; done
-	scripts/demo --bin "$$($(SWIFT) build --show-bin-path)" --python $(CURDIR)/$(BUMBLE_VENV)/bin/python
+demo: build $(BUMBLE_VENV)/.installed
+	scripts/demo --bin $(RELEASE_BIN) --python $(CURDIR)/$(BUMBLE_VENV)/bin/python
 
-# Everything CI proves: dependencies, test peers, a debug build of every target, and all tests.
+# What the test suites need to find their peers.
+TEST_ENV = GAEND_BUMBLE_PYTHON=$(CURDIR)/$(BUMBLE_VENV)/bin/python \
+	GAEND_DBUSMOCK_PYTHON=$(CURDIR)/$(DBUSMOCK_VENV)/bin/python \
+	GAEND_POSTGRES_BIN=$(POSTGRES_BIN)
+
+# Everything CI proves: dependencies, test peers, the release binaries, all tests (the unit suites
+# in a debug build; every suite that starts gaend, gaenctl or gaen-keyserver as a process runs the
+# release binaries, through GAEND_PRODUCTS_DIR), the packaging, the demo and the VM stage on the
+# release binaries, the suites under the sanitizers and each fuzzer for a few seconds. Each stage
+# prints how long it took.
 check: deps test-peers
-	$(SWIFT) build --build-tests
-	GAEND_BUMBLE_PYTHON=$(CURDIR)/$(BUMBLE_VENV)/bin/python \
-		GAEND_DBUSMOCK_PYTHON=$(CURDIR)/$(DBUSMOCK_VENV)/bin/python \
-		GAEND_POSTGRES_BIN=$(POSTGRES_BIN) $(SWIFT) test --skip-build
-	$(MAKE) --no-print-directory check-packaging
-	$(MAKE) --no-print-directory demo
-	scripts/vm-test
+	$(call timed,release build,$(MAKE) --no-print-directory build)
+	$(call timed,debug build with tests,$(SWIFT) build --build-tests)
+	$(call timed,tests (process suites on the release binaries),$(TEST_ENV) GAEND_PRODUCTS_DIR=$(RELEASE_BIN) $(SWIFT) test --skip-build)
+	$(call timed,packaging,$(MAKE) --no-print-directory check-packaging)
+	$(call timed,demo,$(MAKE) --no-print-directory demo)
+	$(call timed,vm-test,GAEND_BIN_DIR=$(RELEASE_BIN) scripts/vm-test)
+	$(call timed,sanitizers,$(MAKE) --no-print-directory check-sanitize)
+
+# How the sanitized suites run: the Swift runtime's crash backtracer is off, because it reads other
+# threads' stacks in a way AddressSanitizer reports (a trap is then reported by ASan itself and the
+# runtime's one-line message); LeakSanitizer skips only XCTest's runner (testbed/sanitizers).
+SANITIZER_ENV = SWIFT_BACKTRACE=enable=no \
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 LSAN_OPTIONS=suppressions=$(CURDIR)/testbed/sanitizers/lsan.supp \
+	TSAN_OPTIONS=halt_on_error=0:second_deadlock_stack=1:suppressions=$(CURDIR)/testbed/sanitizers/tsan.supp
+# The suites of the concurrent parts, for ThreadSanitizer.
+TSAN_SUITES = DBusTests|HCITests|DetectionTests|KeyServerTests
+
+# The suites under the sanitizers, each in a build folder of its own (docs/ARCHITECTURE.md,
+# "Sanitizers"). AddressSanitizer runs every suite, the programs the process suites start included
+# (they are the instrumented debug build of the same folder); ThreadSanitizer runs the suites of
+# the concurrent parts: the D-Bus pump, the HCI driver, the detection worker and the key server.
+check-sanitize: check-asan check-tsan
+
+check-asan: deps test-peers
+	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
+	$(TEST_ENV) $(SANITIZER_ENV) $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan
+
+# Swift's Mutex takes a contended lock in code TSan does not see; the preloaded wrapper
+# (testbed/sanitizers/mutex_tsan.c, built with the toolchain's clang for its swiftcall) shows it.
+SWIFT_CLANG = $(dir $(realpath $(shell command -v $(SWIFT))))clang
+check-tsan: deps test-peers
+	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
+	$(SWIFT_CLANG) -shared -fPIC -O1 -o .build-tsan/mutex_tsan.so testbed/sanitizers/mutex_tsan.c -ldl
+	$(TEST_ENV) $(SANITIZER_ENV) LD_PRELOAD=$(CURDIR)/.build-tsan/mutex_tsan.so \
+		$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter '$(TSAN_SUITES)'
 
 # The unit, D-Bus policy and polkit actions, installed into a scratch DESTDIR and checked with
 # systemd-analyze (verify, security exposure <= 2.5), a private dbus-daemon and an XML parser.
@@ -102,6 +144,16 @@ check-packaging:
 # The kernel path alone (QEMU; a few minutes the first time).
 vm-test:
 	scripts/vm-test
+
+# libFuzzer on every parser of untrusted bytes (Tests/Fuzz, scripts/fuzz): builds gaend-fuzz in
+# .build-fuzz and runs each target for FUZZ_SECONDS (default 60) on a copy of its seed corpus;
+# fails naming the input of any crash, timeout or out-of-memory. check-fuzz is a few seconds each.
+.PHONY: fuzz check-fuzz
+fuzz: deps
+	SWIFT=$(SWIFT) scripts/fuzz
+
+check-fuzz: deps
+	SWIFT=$(SWIFT) FUZZ_SECONDS=5 scripts/fuzz
 
 test: check
 
