@@ -16,8 +16,8 @@ struct BumbleControllerTests {
     @Test(.timeLimit(.minutes(3)))
     func aNonConnectableGAENAdvertisementReachesTheOtherController() async throws {
         let fixture = try BumbleFixture(controllers: 2, arguments: ["--pair-rssi", "C0:C1=-71"])
-        let advertiser = HCIController(transport: try FileDescriptorTransport.unix(path: fixture.sockets[0]), logger: quiet)
-        let scanner = HCIController(transport: try FileDescriptorTransport.unix(path: fixture.sockets[1]), logger: quiet)
+        let advertiser = HCIController(transport: try FileDescriptorTransport.unix(path: fixture.sockets[0]), commandTimeout: .seconds(60), logger: quiet)
+        let scanner = HCIController(transport: try FileDescriptorTransport.unix(path: fixture.sockets[1]), commandTimeout: .seconds(60), logger: quiet)
         async let readingA: Void = advertiser.run()
         async let readingB: Void = scanner.run()
 

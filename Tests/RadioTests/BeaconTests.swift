@@ -26,8 +26,8 @@ struct BeaconTests {
         let keys = try KeySchedule(dataDirectory: data, clock: clock, logger: quiet)
         let log = try ContactLogWriter(dataDirectory: DataDirectory(path: directory.path + "/peer"), clock: clock, logger: quiet)
 
-        let advertisingController = HCIController(transport: try FileDescriptorTransport.unix(path: fixture.sockets[0]), logger: quiet)
-        let scanningController = HCIController(transport: try FileDescriptorTransport.unix(path: fixture.sockets[1]), logger: quiet)
+        let advertisingController = HCIController(transport: try FileDescriptorTransport.unix(path: fixture.sockets[0]), commandTimeout: .seconds(60), logger: quiet)
+        let scanningController = HCIController(transport: try FileDescriptorTransport.unix(path: fixture.sockets[1]), commandTimeout: .seconds(60), logger: quiet)
         async let readingA: Void = advertisingController.run()
         async let readingB: Void = scanningController.run()
         let info = try await advertisingController.initialize()
