@@ -5,9 +5,10 @@ import GaendTestSupport
 import KeyFiles
 import Testing
 
-/// Downloads that are not zip archives, or lie about where their parts are, found by the key-zip
-/// fuzz target: reading them from memory, ZIPFoundation 0.9.20 kept a copy of every body it
-/// refused, and trapped on an offset past the end.
+/// Downloads that are not zip archives, lie about where their parts are or end mid-stream, found by
+/// the key-zip fuzz target: ZIPFoundation 0.9.20's reader kept a copy of every in-memory body it
+/// refused, trapped on an offset past the end, and waited for ever on a deflate stream cut short
+/// (Sources/KeyFiles/Archive/ZipDirectory.swift reads key files now).
 @Suite(.ownThreads) struct ArchiveRefusalTests {
     /// `size` bytes ending with an end-of-central-directory record whose comment length (65,535)
     /// runs past the end: ZIPFoundation finds the record at once and then cannot read it.
@@ -48,6 +49,29 @@ import Testing
     @Test func anArchiveThatPointsPastItsEndIsRefused() async {
         await #expect(processExitsWith: .success) {
             let bytes = try ArchiveRefusalTests.centralDirectory(at: 0xFFFF_0000)
+            #expect(throws: KeyFileError.self) { try KeyFileArchive(zip: bytes) }
+        }
+    }
+
+    /// A real archive whose export.bin data starts with a stored deflate block of 65,535 bytes, far
+    /// more than the file holds: the stream is cut short.
+    static func deflateCutShort() throws -> [UInt8] {
+        var bytes = try Samples.fixture("google-ens-testExport-2-records-1-of-1.zip")
+        let nameLength = Int(bytes[26]) | Int(bytes[27]) << 8
+        let extraLength = Int(bytes[28]) | Int(bytes[29]) << 8
+        try #require(String(decoding: bytes[30..<(30 + nameLength)], as: UTF8.self) == "export.bin")
+        let data = 30 + nameLength + extraLength
+        bytes.replaceSubrange(data..<(data + 5), with: [0x00, 0xFF, 0xFF, 0x00, 0x00])
+        return bytes
+    }
+
+    /// ZIPFoundation's inflate asked its file for more until the stream ended, and at the end of
+    /// the file got nothing, for ever: the child is given 20 s (an alarm ends it) where it needs
+    /// milliseconds.
+    @Test func aDeflateStreamCutShortIsRefusedNotAwaitedForever() async {
+        await #expect(processExitsWith: .success) {
+            alarm(20)
+            let bytes = try ArchiveRefusalTests.deflateCutShort()
             #expect(throws: KeyFileError.self) { try KeyFileArchive(zip: bytes) }
         }
     }
