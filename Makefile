@@ -95,12 +95,12 @@ TEST_ENV = GAEND_BUMBLE_PYTHON=$(CURDIR)/$(BUMBLE_VENV)/bin/python \
 	GAEND_POSTGRES_BIN=$(POSTGRES_BIN)
 
 # Everything CI proves: dependencies, test peers, the release binaries, all tests (the unit suites
-# in a debug build; every suite that starts gaend, gaenctl or gaen-keyserver as a process runs the
+# in a debug build; every suite that starts gaend, gaenctl, gaen-keyserver or gaen-bench as a process runs the
 # release binaries, through GAEND_PRODUCTS_DIR), the packaging, the demo and the VM stage on the
 # release binaries, the suites under the sanitizers and each fuzzer for a few seconds. Each stage
 # prints how long it took.
 check: deps test-peers
-	$(call timed,release build,$(MAKE) --no-print-directory build)
+	$(call timed,release build,$(MAKE) --no-print-directory build && $(SWIFT) build -c release --product gaen-bench)
 	$(call timed,debug build with tests,$(SWIFT) build --build-tests)
 	$(call timed,tests (process suites on the release binaries),$(TEST_ENV) GAEND_PRODUCTS_DIR=$(RELEASE_BIN) $(SWIFT) test --skip-build)
 	$(call timed,packaging,$(MAKE) --no-print-directory check-packaging)
