@@ -148,7 +148,7 @@ let package = Package(
         .executableTarget(
             name: "gaend-fuzz",
             dependencies: [
-                "ENCore", "ENCrypto", "HCI", "DBus", "BlueZ", "KeyFiles", "Daemon", "KeyServer", "ContactLog", "Storage",
+                "ENCore", "ENCrypto", "HCI", "DBus", "BlueZ", "KeyFiles", "Daemon", "KeyServer", "ContactLog", "Detection", "Storage",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/Fuzz/Targets",

@@ -8,21 +8,30 @@
   tail and with a damaged record;
 - config: etc/gaend.conf and a file that sets every key;
 - keyserver: the request bodies gaend's clients send (Sources/KeyFiles/Clients) and the API tests
-  use, one per route.
+  use, one per route;
+- server-answers: what a real gaen-keyserver on loopback answers those clients, its exposure
+  configuration and its export index.
 
 The first byte of a contact-log seed is the target's flag (1: checksums are made right), of a
 keyserver seed the route (0 publish, 1 publish with a signed `$CERT`, 2 verify, 3 certificate,
-4 codes); see Tests/Fuzz/Targets.
+4 codes), of a server-answers seed what is read (0 configuration, 1 index, 2 verification, 3
+publish) and the next byte the HTTP status (200, 400, 401, 500); see Tests/Fuzz/Targets.
 
-Usage: write_seeds.py GAENCTL CORPUS_DIR
+Usage: write_seeds.py GAENCTL GAEN_KEYSERVER CORPUS_DIR
 """
 import base64
+import hashlib
+import hmac
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
+import time
+import urllib.error
+import urllib.request
 import zipfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -110,7 +119,7 @@ health-authority-id = ch.example
           b'radio = h4+unix:/run/bumble.sock\nradio = none\nscan-interval = continuous\n')
 
 
-def keyserver(corpus):
+def keyserver_requests(corpus):
     secret = base64.b64encode(bytes(range(32))).decode()
     keys = [{'key': base64.b64encode(bytes([0x10 + day] * 16)).decode(), 'rollingStartNumber': TODAY - 144 * day,
              'rollingPeriod': 144, 'transmissionRisk': 0} for day in range(1, 4)]
@@ -128,13 +137,81 @@ def keyserver(corpus):
     write(corpus, 'keyserver', 'codes', b'\x04' + json.dumps({'testType': 'confirmed', 'symptomDate': '2025-11-20', 'testDate': '2025-11-21'}).encode())
 
 
+# Apple's sample app's v2 configuration, as Tests/DetectionTests/ConfigurationTests.swift has it.
+EXPOSURE_CONFIGURATION = {
+    'immediateDurationWeight': 100, 'nearDurationWeight': 100, 'mediumDurationWeight': 100, 'otherDurationWeight': 100,
+    'infectiousnessForDaysSinceOnsetOfSymptoms': {'unknown': 1, '-14': 1, '-1': 1, '0': 1, '1': 1, '14': 1},
+    'infectiousnessStandardWeight': 100, 'infectiousnessHighWeight': 100, 'reportTypeConfirmedTestWeight': 100,
+    'reportTypeConfirmedClinicalDiagnosisWeight': 100, 'reportTypeSelfReportedWeight': 100, 'reportTypeRecursiveWeight': 100,
+    'reportTypeNoneMap': 1, 'minimumRiskScore': 0, 'attenuationDurationThresholds': [50, 70],
+    'attenuationLevelValues': [1, 2, 3, 4, 5, 6, 7, 8], 'daysSinceLastExposureLevelValues': [1, 2, 3, 4, 5, 6, 7, 8],
+    'durationLevelValues': [1, 2, 3, 4, 5, 6, 7, 8], 'transmissionRiskLevelValues': [1, 2, 3, 4, 5, 6, 7, 8],
+}
+STATUSES = [200, 400, 401, 500]  # the server-answers target's second byte
+
+
+def server_answers(keyserver, corpus, scratch):
+    """A real gaen-keyserver on loopback answering gaend's clients: the configuration, a code's
+    verification and certificate, a publish and its refusal, and the export index."""
+    def answer(name, route, status, body):
+        write(corpus, 'server-answers', name, bytes([route, STATUSES.index(status)]) + body)
+
+    def request(path, body=None, key='device-key'):
+        data = json.dumps(body).encode() if body is not None else None
+        call = urllib.request.Request(base + path, data=data, headers={'X-API-Key': key, 'Content-Type': 'application/json'})
+        try:
+            with urllib.request.urlopen(call, timeout=10) as response:
+                return response.status, response.read()
+        except urllib.error.HTTPError as error:
+            return error.code, error.read()
+
+    for name in ('verification', 'export'):
+        subprocess.run(['openssl', 'ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', f'{scratch}/{name}.pem'], check=True)
+    with open(f'{scratch}/configuration.json', 'w') as file:
+        json.dump(EXPOSURE_CONFIGURATION, file)
+    server = subprocess.Popen(
+        [keyserver, 'serve', '--data-dir', f'{scratch}/server', '--port', '0', '--verification-key', f'{scratch}/verification.pem',
+         '--export-key', f'{scratch}/export.pem', '--device-api-key', 'device-key', '--admin-api-key', 'admin-key',
+         '--health-authority', 'ch.example', '--region', 'CH', '--exposure-configuration', f'{scratch}/configuration.json',
+         '--release-same-day-keys', '--export-interval', '1'], stdout=subprocess.PIPE, text=True)
+    try:
+        port = re.search(r':(\d+)', server.stdout.readline()).group(1)
+        base = f'http://127.0.0.1:{port}'
+        answer('configuration', 0, *request('/configuration.json'))
+        status, body = request('/admin/codes', {'testType': 'confirmed'}, key='admin-key')
+        code = json.loads(body)['code']
+        answer('verify', 2, *request('/api/verify', {'code': code, 'accept': ['confirmed', 'likely', 'negative']}))
+        token = json.loads(open(f'{corpus}/server-answers/verify', 'rb').read()[2:])['token']
+        answer('verify-refused', 2, *request('/api/verify', {'code': '00000000', 'accept': ['confirmed']}))
+        # The device's keys and their HMAC, as the verification protocol has the device make them.
+        today = int(time.time()) // 600 // 144 * 144
+        secret = bytes(range(32))
+        keys = [{'key': base64.b64encode(bytes([0x20 + day] * 16)).decode(), 'rollingStartNumber': today - 144 * day,
+                 'rollingPeriod': 144, 'transmissionRisk': 0} for day in range(1, 4)]
+        text = ','.join(f"{k['key']}.{k['rollingStartNumber']}.{k['rollingPeriod']}.{k['transmissionRisk']}"
+                        for k in sorted(keys, key=lambda k: k['key']))
+        mac = base64.b64encode(hmac.new(secret, text.encode(), hashlib.sha256).digest()).decode()
+        status, body = request('/api/certificate', {'token': token, 'ekeyhmac': mac})
+        answer('certificate', 3, status, body)
+        publish = {'temporaryExposureKeys': keys, 'healthAuthorityID': 'ch.example', 'verificationPayload': json.loads(body)['certificate'],
+                   'hmacKey': base64.b64encode(secret).decode()}
+        answer('publish', 3, *request('/v1/publish', publish))
+        answer('publish-refused', 3, *request('/v1/publish', publish))
+        time.sleep(3)
+        answer('index', 1, *request('/exports/exposureKeyExport-CH/index.txt'))
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
 def main():
-    gaenctl, corpus = sys.argv[1], sys.argv[2]
+    gaenctl, keyserver, corpus = sys.argv[1], sys.argv[2], sys.argv[3]
     with tempfile.TemporaryDirectory(prefix='gaend-seeds-') as scratch:
         key_files(gaenctl, corpus, scratch)
         contact_log(gaenctl, corpus, scratch)
+        server_answers(keyserver, corpus, scratch)
     config(corpus)
-    keyserver(corpus)
+    keyserver_requests(corpus)
 
 
 if __name__ == '__main__':
