@@ -107,6 +107,7 @@ check: deps test-peers
 	$(call timed,demo,$(MAKE) --no-print-directory demo)
 	$(call timed,vm-test,GAEND_BIN_DIR=$(RELEASE_BIN) scripts/vm-test)
 	$(call timed,sanitizers,$(MAKE) --no-print-directory check-sanitize)
+	$(call timed,fuzzers (a few seconds each),$(MAKE) --no-print-directory check-fuzz)
 
 # How the sanitized suites run: the Swift runtime's crash backtracer is off, because it reads other
 # threads' stacks in a way AddressSanitizer reports (a trap is then reported by the runtime's
