@@ -114,7 +114,7 @@ check: deps test-peers
 # one-line message alone). LeakSanitizer is off: corelibs Foundation, libcurl and libcrypto leave
 # allocations to the exit that it cannot attribute (docs/ARCHITECTURE.md, "Sanitizers").
 SANITIZER_ENV = SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 \
-	TSAN_OPTIONS=halt_on_error=0:second_deadlock_stack=1
+	TSAN_OPTIONS=halt_on_error=0:second_deadlock_stack=1:suppressions=$(CURDIR)/testbed/sanitizers/tsan.supp
 # The suites of the concurrent parts, for ThreadSanitizer.
 TSAN_SUITES = DBusTests|HCITests|DetectionTests|KeyServerTests
 
