@@ -100,24 +100,22 @@ public struct ManagerObject: Sendable {
                         for key in fields.keys where !["TestDate", "Type", "SymptomOnset"].contains(key) {
                             throw .badParameter(field: key, problem: "not a test result key (TestDate, Type, SymptomOnset)")
                         }
-                        guard let seconds = fields["TestDate"]?.variant?.uint64 else {
-                            throw .badParameter(field: "TestDate", problem: "required, uint64 unix seconds")
+                        // A time field: the caller's uint64, checked, since milliseconds of it need not fit Int64.
+                        func time(_ field: String) throws(ManagerError) -> UnixTime? {
+                            guard let value = fields[field] else { return nil }
+                            guard let seconds = value.variant?.uint64 else { throw .badParameter(field: field, problem: "uint64 unix seconds") }
+                            guard let time = UnixTime(exactlySeconds: seconds) else {
+                                throw .badParameter(field: field, problem: "\(seconds) is not a time (unix seconds)")
+                            }
+                            return time
                         }
-                        // The caller's uint64: checked, since milliseconds of it need not fit Int64.
-                        guard let date = UnixTime(exactlySeconds: seconds) else {
-                            throw .badParameter(field: "TestDate", problem: "\(seconds) is not a time (unix seconds)")
+                        guard let date = try time("TestDate") else {
+                            throw .badParameter(field: "TestDate", problem: "required, uint64 unix seconds")
                         }
                         guard let type = fields["Type"]?.variant?.string, let kind = TestResult.Kind(rawValue: type) else {
                             throw .badParameter(field: "Type", problem: "required: confirmed, likely, negative or self-reported")
                         }
-                        var onset: UnixTime?
-                        if let value = fields["SymptomOnset"] {
-                            guard let seconds = value.variant?.uint64 else { throw .badParameter(field: "SymptomOnset", problem: "uint64 unix seconds") }
-                            guard let time = UnixTime(exactlySeconds: seconds) else {
-                                throw .badParameter(field: "SymptomOnset", problem: "\(seconds) is not a time (unix seconds)")
-                            }
-                            onset = time
-                        }
+                        let onset = try time("SymptomOnset")
                         return [.string(try await manager.addTestResult(testDate: date, kind: kind, symptomOnset: onset))]
                     }
                 },
