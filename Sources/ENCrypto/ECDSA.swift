@@ -25,15 +25,15 @@ public final class ECDSAPublicKey: @unchecked Sendable {
         EVP_PKEY_free(key)
     }
 
-    /// Whether `signature`, a DER ECDSA-Sig-Value, signs the SHA-256 of `message`.
+    /// Whether `signature`, a DER ECDSA-Sig-Value, signs the `digest` of `message`.
     ///
     /// - Returns: `false` for a valid-looking signature that does not verify and for one that is not
     ///   DER at all; callers that need to tell the two apart check the encoding first
     ///   (`ECDSASignatureEncoding`).
-    public func verify(signature: [UInt8], message: UnsafeRawBufferPointer) -> Bool {
+    public func verify(signature: [UInt8], message: UnsafeRawBufferPointer, digest: ECDSADigest = .sha256) -> Bool {
         guard let context = EVP_MD_CTX_new() else { return false }
         defer { EVP_MD_CTX_free(context) }
-        guard EVP_DigestVerifyInit(context, nil, EVP_sha256(), nil, key) == 1 else {
+        guard EVP_DigestVerifyInit(context, nil, digest.md, nil, key) == 1 else {
             ERR_clear_error()
             return false
         }
@@ -131,11 +131,11 @@ public final class ECDSAPrivateKey: @unchecked Sendable {
         EVP_PKEY_free(key)
     }
 
-    /// A DER ECDSA-Sig-Value over the SHA-256 of `message`.
-    public func sign(_ message: UnsafeRawBufferPointer) throws(CryptoError) -> [UInt8] {
+    /// A DER ECDSA-Sig-Value over the `digest` of `message`.
+    public func sign(_ message: UnsafeRawBufferPointer, digest: ECDSADigest = .sha256) throws(CryptoError) -> [UInt8] {
         guard let context = EVP_MD_CTX_new() else { throw CryptoError.fromQueue("creating the signing context") }
         defer { EVP_MD_CTX_free(context) }
-        guard EVP_DigestSignInit(context, nil, EVP_sha256(), nil, key) == 1 else {
+        guard EVP_DigestSignInit(context, nil, digest.md, nil, key) == 1 else {
             throw CryptoError.fromQueue("starting an ECDSA signature")
         }
         let bytes = message.baseAddress?.assumingMemoryBound(to: UInt8.self)
@@ -159,6 +159,21 @@ public final class ECDSAPrivateKey: @unchecked Sendable {
     public var publicKeyPEM: String { ECDSAPublicKey.writePEM(key) { PEM_write_bio_PUBKEY($0, $1) } }
 }
 
+/// The hash an ECDSA signature is made over. Key files name it by OID: Google's verifier accepts
+/// ECDSA with SHA-256 and with SHA-512 (`OID_TO_NAME_MAP` in its SignatureVerifier.java).
+public enum ECDSADigest: Equatable, Sendable {
+    case sha256
+    case sha512
+
+    /// libcrypto's static digest: never freed, so fine to hand out per call.
+    var md: OpaquePointer? {
+        switch self {
+        case .sha256: return EVP_sha256()
+        case .sha512: return EVP_sha512()
+        }
+    }
+}
+
 /// How an ECDSA signature is encoded, judged by its bytes alone.
 public enum ECDSASignatureEncoding: Equatable, Sendable {
     /// ASN.1 DER `SEQUENCE { INTEGER r, INTEGER s }`, as GAEN requires (X9.62).
@@ -176,6 +191,20 @@ public enum ECDSASignatureEncoding: Equatable, Sendable {
         } else {
             self = .unknown
         }
+    }
+
+    /// The DER `SEQUENCE { INTEGER r, INTEGER s }` of a 64-byte r ‖ s, with minimal INTEGERs; nil
+    /// for any other length. For the signers that emit raw signatures (JWTs, some key servers).
+    public static func der(fromRaw raw: [UInt8]) -> [UInt8]? {
+        guard raw.count == 64 else { return nil }
+        func integer(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
+            var value = Array(bytes.drop { $0 == 0 })
+            if value.isEmpty { value = [0] }
+            if value[0] & 0x80 != 0 { value.insert(0, at: 0) }
+            return [0x02, UInt8(value.count)] + value
+        }
+        let body = integer(raw[0..<32]) + integer(raw[32..<64])
+        return [0x30, UInt8(body.count)] + body
     }
 
     /// A strict structural check: one SEQUENCE with a short-form length spanning the rest, holding two

@@ -100,7 +100,6 @@ struct InspectTool: ParsableCommand {
                 "dropped_keys",
                 .array(export.dropped.map { .object([("index", .int(Int64($0.index))), ("revised", .bool($0.revised)), ("reason", .string($0.reason))]) })
             ),
-            ("ignored_entries", .array(file.ignoredEntries.map { .string($0) })),
         ])
     }
 
@@ -122,7 +121,6 @@ struct InspectTool: ParsableCommand {
             }
         }
         for dropped in export.dropped { Swift.print("  dropped \(dropped)") }
-        for entry in file.ignoredEntries { Swift.print("  ignored entry \(entry)") }
         Swift.print("  verdict: \(file.verdict.reason.map { "\(file.verdict.name): \($0)" } ?? file.verdict.name)")
     }
 }

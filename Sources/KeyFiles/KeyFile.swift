@@ -5,21 +5,17 @@
 public struct KeyFile: Sendable {
     public var export: KeyExport
     public var verdict: Verdict
-    /// Root entries of the archive that were ignored.
-    public var ignoredEntries: [String]
 
     /// Reads a zip archive and checks it against `policy`.
     public init(zip bytes: [UInt8], policy: SignaturePolicy) throws(KeyFileError) {
         let archive = try KeyFileArchive(zip: bytes)
         export = try ExportBinary.parse(archive.exportBinary)
         verdict = policy.verdict(exportBinary: archive.exportBinary, exportSignature: archive.exportSignature, export: export)
-        ignoredEntries = archive.ignoredEntries
     }
 
     /// Reads a bare export.bin (no signature can come with it: the verdict is `unsigned`).
     public init(exportBinary bytes: [UInt8]) throws(KeyFileError) {
         export = try ExportBinary.parse(bytes)
         verdict = .unsigned
-        ignoredEntries = []
     }
 }

@@ -67,11 +67,16 @@ import Testing
     }
 
     @Test func theAndroidSampleOfMayNamesItsAlgorithmAndHasNoSignatureInfo() throws {
-        let key = try Samples.key("google-ens-sample-export-public.pem", id: "", version: "v1")
+        // Its one signature has no verification_key_id, so it is checked with the trusted key
+        // whatever that key's id (Google's one-key set), and then its algorithm is a name.
+        let key = try Samples.key("google-ens-sample-export-public.pem", id: "any", version: "v1")
         let bytes = try Samples.fixture("google-en-android-sample_diagnosis_key_file-2020-05.zip")
         let strict = try KeyFile(zip: bytes, policy: SignaturePolicy(trustedKeys: [key]))
         #expect(strict.verdict.name == "invalid")
-        #expect(strict.verdict.reason == "signature 0 names the algorithm 'ECDSA p-256 SHA-256', not the OID 1.2.840.10045.4.3.2")
+        #expect(
+            strict.verdict.reason
+                == "signature 0 names the algorithm 'ECDSA p-256 SHA-256', not an OID Google accepts (1.2.840.10045.4.3.2 ECDSA with SHA-256, 1.2.840.10045.4.3.4 with SHA-512)"
+        )
         #expect(strict.export.keys.count == 110)
         #expect(strict.export.keys.count { $0.key.rollingPeriod == 144 } == 1)  // the one without the field
         // Lenient mode accepts the algorithm name and verifies with the only trusted key.
@@ -140,45 +145,66 @@ struct SharedSampleFileTests {
     }
 
     @Test func immuniFilesAreInvalidOrRefusedWithReasons() throws {
+        // Signatures naming no trusted key are skipped unjudged: without Immuni's key the files are
+        // merely unknown-key. Trusting a key by their id 'key' (its bytes are not published: the
+        // CWA key stands in) makes the algorithm name count.
+        let stand = try Samples.key("cwa-dev-public.pem", id: "key", version: "v1")
         let empty = try KeyFile(zip: Samples.shared("immuni-test-empty.zip"), policy: SignaturePolicy(trustedKeys: []))
-        #expect(empty.verdict.name == "invalid")
-        #expect(empty.verdict.reason?.contains("'ecdsa-with-SHA256', not the OID") == true)
+        #expect(empty.verdict.name == "unknown-key")
         #expect(empty.export.keys.isEmpty)
+        let named = try KeyFile(zip: Samples.shared("immuni-test-empty.zip"), policy: SignaturePolicy(trustedKeys: [stand]))
+        #expect(named.verdict.name == "invalid")
+        #expect(named.verdict.reason?.contains("'ecdsa-with-SHA256', not an OID Google accepts") == true)
 
-        let raw = try KeyFile(zip: Samples.shared("immuni-test-legit-rawsig.zip"), policy: SignaturePolicy(trustedKeys: []))
+        let raw = try KeyFile(zip: Samples.shared("immuni-test-legit-rawsig.zip"), policy: SignaturePolicy(trustedKeys: [stand]))
         #expect(raw.verdict.name == "invalid")
         #expect(raw.export.keys.count == 1)
         #expect(raw.export.dropped.count == 500)
         #expect(raw.export.dropped.allSatisfy { $0.reason == "key_data is 96 bytes, not 16" })
-        // Lenient: the algorithm name passes, the raw signature is converted, no key is trusted.
-        let lenient = try KeyFile(zip: Samples.shared("immuni-test-legit-rawsig.zip"), policy: SignaturePolicy(trustedKeys: [], lenient: true))
-        #expect(lenient.verdict.name == "unknown-key")
+        // Lenient: the algorithm name passes, the raw signature is converted, and the stand-in key
+        // does not verify it; with no key trusted it is unknown.
+        let lenient = try KeyFile(zip: Samples.shared("immuni-test-legit-rawsig.zip"), policy: SignaturePolicy(trustedKeys: [stand], lenient: true))
+        #expect(lenient.verdict.name == "bad-signature")
+        let unknown = try KeyFile(zip: Samples.shared("immuni-test-legit-rawsig.zip"), policy: SignaturePolicy(trustedKeys: [], lenient: true))
+        #expect(unknown.verdict.name == "unknown-key")
 
-        for name in ["immuni-test-corrupt.zip", "immuni-test-wrong_filename.zip"] {
-            let error = try #require(throws: KeyFileError.self) { try KeyFile(zip: Samples.shared(name), policy: SignaturePolicy(trustedKeys: [])) }
-            #expect("\(error)".contains("at the root"), "\(name): \(error)")
+        // Zipped with their folder (and macOS's __MACOSX): the first entry, the folder, is refused.
+        for (name, folder, files) in [
+            ("immuni-test-corrupt.zip", "corrupt/", "corrupt/export.bin, corrupt/export.sig"),
+            ("immuni-test-wrong_filename.zip", "wrong_filename/", "wrong_filename/export.sig"),
+        ] {
+            let refusal = "entry '\(folder)' is neither export.bin nor export.sig (GMS refuses such archives); the export files are in a sub-folder: \(files)"
+            #expect(throws: KeyFileError.archive(refusal), "\(name)") {
+                try KeyFile(zip: Samples.shared(name), policy: SignaturePolicy(trustedKeys: []))
+            }
         }
-        let nested = try #require(throws: KeyFileError.self) {
-            try KeyFile(zip: Samples.shared("immuni-test-corrupt.zip"), policy: SignaturePolicy(trustedKeys: []))
-        }
-        #expect("\(nested)".contains("sub-folder: corrupt/export.bin"))
     }
 
-    @Test func dutchFilesCarryContentSigAndOddKeys() throws {
+    @Test func dutchFilesAreRefusedForTheirContentSig() throws {
+        for name in ["nl-ProtobufHeaderTestFile.zip", "nl-eks-test-v13.zip", "nl-eks-test-v2t.zip"] {
+            #expect(throws: KeyFileError.archive("entry 'content.sig' is neither export.bin nor export.sig (GMS refuses such archives)"), "\(name)") {
+                try KeyFile(zip: Samples.shared(name), policy: SignaturePolicy(trustedKeys: []))
+            }
+        }
+    }
+
+    /// What the Dutch pairs would get without their content.sig: the policy's rules still hold.
+    @Test func dutchExportPairsWithoutContentSigCarryOddKeys() throws {
         let key = try Samples.key("nl-TestECDSA-public.pem", id: "204", version: "v1", shared: true)
-        let header = try KeyFile(zip: Samples.shared("nl-ProtobufHeaderTestFile.zip"), policy: SignaturePolicy(trustedKeys: [key]))
-        #expect(header.verdict == .verified(keyID: "204", keyVersion: "v1"))
-        #expect(header.ignoredEntries == ["content.sig"])
+        let policy = SignaturePolicy(trustedKeys: [key])
+        let header = try Samples.pair(Samples.shared("nl-ProtobufHeaderTestFile.zip"))
+        #expect(policy.verdict(exportBinary: header.binary, exportSignature: header.signature, export: header.export) == .verified(keyID: "204", keyVersion: "v1"))
         #expect(header.export.keys.isEmpty)
         #expect(header.export.dropped.map(\.reason) == ["key_data is 53 bytes, not 16"])
 
-        let v13 = try KeyFile(zip: Samples.shared("nl-eks-test-v13.zip"), policy: SignaturePolicy(trustedKeys: [key]))
-        #expect(v13.verdict.name == "unknown-key")
-        #expect(v13.verdict.reason?.contains("'204' version 'v13'") == true)
+        let v13 = try Samples.pair(Samples.shared("nl-eks-test-v13.zip"))
+        let v13Verdict = policy.verdict(exportBinary: v13.binary, exportSignature: v13.signature, export: v13.export)
+        #expect(v13Verdict.name == "unknown-key")
+        #expect(v13Verdict.reason?.contains("'204' version 'v13'") == true)
         #expect(v13.export.keys.count == 150)
 
-        let v2t = try KeyFile(zip: Samples.shared("nl-eks-test-v2t.zip"), policy: SignaturePolicy(trustedKeys: [key]))
-        #expect(v2t.verdict.name == "unknown-key")
+        let v2t = try Samples.pair(Samples.shared("nl-eks-test-v2t.zip"))
+        #expect(policy.verdict(exportBinary: v2t.binary, exportSignature: v2t.signature, export: v2t.export).name == "unknown-key")
         #expect(v2t.export.keys.isEmpty)
         #expect(v2t.export.dropped.count == 2)
     }

@@ -2,7 +2,7 @@
 
 import ENCrypto
 import Foundation
-import KeyFiles
+@testable import KeyFiles
 import Testing
 
 /// Where the key file samples are: the project's fixtures, or ../shared/keyfiles beside the project.
@@ -23,6 +23,18 @@ enum Samples {
     static func shared(_ name: String) throws -> [UInt8] {
         let directory = try #require(sharedDirectory)
         return [UInt8](try Data(contentsOf: URL(fileURLWithPath: directory + "/" + name)))
+    }
+
+    /// export.bin and export.sig of an archive `KeyFileArchive` refuses for its other entries,
+    /// read past the refusal with the internal `ZipDirectory`, to say what the pair itself holds.
+    static func pair(_ zip: [UInt8]) throws -> (binary: [UInt8], signature: [UInt8], export: KeyExport) {
+        let directory = try ZipDirectory(zip)
+        func entry(_ name: String) throws -> [UInt8] {
+            let found = try #require(directory.entries.first { $0.path == name }, "\(name) in the archive")
+            return try directory.contents(of: found) { _ in nil }
+        }
+        let binary = try entry(KeyFileArchive.binaryName)
+        return (binary, try entry(KeyFileArchive.signatureName), try ExportBinary.parse(binary))
     }
 
     static func key(_ pem: String, id: String, version: String, shared: Bool = false) throws -> VerificationKey {

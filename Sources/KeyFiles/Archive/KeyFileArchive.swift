@@ -2,23 +2,21 @@
 
 /// The two entries of a key file archive, read under limits before anything in them is trusted.
 ///
-/// Policy: exactly one `export.bin` and one `export.sig` at the root of the archive; other root
-/// entries (the Dutch server adds `content.sig`) are ignored and listed; an archive whose export
-/// files sit only in a sub-folder (as some test archives made on a desktop do) is refused; a
-/// second `export.bin` or `export.sig` at the root is refused, since which one is meant cannot be known.
+/// Policy, Google's (`ProvideDiagnosisKeys.unzip` in exposure-notifications-internals): the archive
+/// holds `export.bin` and `export.sig` at its root and nothing else. Any other entry is refused by
+/// name, a folder, a file in a sub-folder (test archives zipped on a desktop) or an extra file at
+/// the root (the Dutch server's `content.sig`), and so is a second `export.bin` or `export.sig`,
+/// since which one is meant cannot be known. Every entry is judged before any is inflated.
 public struct KeyFileArchive: Sendable {
     public var exportBinary: [UInt8]
     public var exportSignature: [UInt8]
-    /// Root entries other than the two, ignored.
-    public var ignoredEntries: [String]
 
     public static let binaryName = "export.bin"
     public static let signatureName = "export.sig"
 
-    public init(exportBinary: [UInt8], exportSignature: [UInt8], ignoredEntries: [String] = []) {
+    public init(exportBinary: [UInt8], exportSignature: [UInt8]) {
         self.exportBinary = exportBinary
         self.exportSignature = exportSignature
-        self.ignoredEntries = ignoredEntries
     }
 
     /// Reads an archive from its bytes.
@@ -29,37 +27,35 @@ public struct KeyFileArchive: Sendable {
         let directory = try ZipDirectory(bytes)
         var binary: ZipDirectory.Entry?
         var signature: ZipDirectory.Entry?
-        var ignored = [String]()
-        var nested = [String]()
+        // In the archive's order, as Google's unzip: the first entry that breaks the rule is named.
         for entry in directory.entries {
-            let path = entry.path
-            if path.contains("/") {
-                if path.hasSuffix("/" + Self.binaryName) || path.hasSuffix("/" + Self.signatureName) { nested.append(path) }
-                continue
-            }
-            guard entry.isFile else {
-                ignored.append(path)
-                continue
-            }
-            switch path {
-            case Self.binaryName:
+            switch entry.path {
+            case Self.binaryName where entry.isFile:
                 guard binary == nil else { throw .archive("two \(Self.binaryName) entries") }
                 binary = entry
-            case Self.signatureName:
+            case Self.signatureName where entry.isFile:
                 guard signature == nil else { throw .archive("two \(Self.signatureName) entries") }
                 signature = entry
             default:
-                ignored.append(path)
+                throw .archive(Self.refusal(of: entry, in: directory))
             }
         }
         guard let binary, let signature else {
             let missing = [binary == nil ? Self.binaryName : nil, signature == nil ? Self.signatureName : nil].compactMap { $0 }
-            let detail = nested.isEmpty ? "" : "; found only in a sub-folder: \(nested.joined(separator: ", "))"
-            throw .archive("no \(missing.joined(separator: " or ")) at the root\(detail)")
+            throw .archive("no \(missing.joined(separator: " or ")) at the root")
         }
         exportBinary = try Self.extract(binary, from: directory)
         exportSignature = try Self.extract(signature, from: directory)
-        ignoredEntries = ignored
+    }
+
+    /// Why `entry` is refused, and where the export files are if they sit only in a sub-folder,
+    /// so that an operator sees at once that the archive was zipped with its folder.
+    private static func refusal(of entry: ZipDirectory.Entry, in directory: ZipDirectory) -> String {
+        let what = entry.isSymbolicLink ? "a symbolic link, not export.bin or export.sig" : "neither export.bin nor export.sig"
+        var reason = "entry '\(entry.path)' is \(what) (GMS refuses such archives)"
+        let nested = directory.entries.map(\.path).filter { $0.hasSuffix("/" + binaryName) || $0.hasSuffix("/" + signatureName) }
+        if !nested.isEmpty { reason += "; the export files are in a sub-folder: \(nested.joined(separator: ", "))" }
+        return reason
     }
 
     /// Inflates one entry, counting the bytes as they come: the sizes in the central directory are

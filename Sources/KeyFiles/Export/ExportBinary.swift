@@ -23,7 +23,7 @@ public enum ExportBinary {
         guard total <= KeyFileLimits.maximumKeys else { throw .tooManyKeys(total) }
         var export = KeyExport(
             startTimestamp: message.startTimestamp, endTimestamp: message.endTimestamp, region: message.region,
-            batchNumber: message.batchNum, batchSize: message.batchSize,
+            batchNumber: message.batchNum, batchSize: message.batchSize, hasBatchNumber: message.hasBatchNum, hasBatchSize: message.hasBatchSize,
             signatureInfos: message.signatureInfos.map(SignatureInfo.init))
         export.keys.reserveCapacity(message.keys.count)
         for (index, key) in message.keys.enumerated() {
@@ -46,6 +46,11 @@ public enum ExportBinary {
     }
 
     /// One key against the schema's ranges; proto2 defaults apply (an absent rolling period is 144).
+    ///
+    /// Two fields never drop a key, because Google's matching keeps such keys: a
+    /// `transmission_risk_level` outside 0...8 is clamped into it (only v1 scoring reads it, and
+    /// indexes its scores by it), and `days_since_onset_of_symptoms` is kept as it is, whatever its
+    /// value (scoring treats one beyond ±14 as missing, as GMS's `ExposureWindowUtils` does).
     static func validate(_ key: PBTemporaryExposureKey) -> Result<DiagnosisKey, Invalid> {
         guard key.keyData.count == 16 else {
             return .failure(Invalid(text: "key_data is \(key.keyData.count) bytes, not 16"))
@@ -55,12 +60,6 @@ public enum ExportBinary {
         }
         guard (1...144).contains(key.rollingPeriod) else {
             return .failure(Invalid(text: "rolling_period \(key.rollingPeriod) is outside 1...144"))
-        }
-        guard (0...8).contains(key.transmissionRiskLevel) else {
-            return .failure(Invalid(text: "transmission_risk_level \(key.transmissionRiskLevel) is outside 0...8"))
-        }
-        if key.hasDaysSinceOnsetOfSymptoms, !(-14...14).contains(key.daysSinceOnsetOfSymptoms) {
-            return .failure(Invalid(text: "days_since_onset_of_symptoms \(key.daysSinceOnsetOfSymptoms) is outside -14...14"))
         }
         let reportType: ReportType
         if key.hasReportType {
@@ -78,7 +77,7 @@ public enum ExportBinary {
             rollingPeriod: UInt32(key.rollingPeriod))
         return .success(
             DiagnosisKey(
-                key: tek, transmissionRiskLevel: key.transmissionRiskLevel, reportType: reportType,
+                key: tek, transmissionRiskLevel: min(max(key.transmissionRiskLevel, 0), 8), reportType: reportType,
                 daysSinceOnsetOfSymptoms: key.hasDaysSinceOnsetOfSymptoms ? key.daysSinceOnsetOfSymptoms : nil))
     }
 }
@@ -93,7 +92,10 @@ extension SignatureInfo {
 
     var message: PBSignatureInfo {
         var info = PBSignatureInfo()
-        info.verificationKeyID = verificationKeyID
+        // An empty key id is left out, not written empty: Google's verifier tells a signature
+        // without verification_key_id (checked with the single key of a key set) from one naming
+        // an id, by the field's presence.
+        if !verificationKeyID.isEmpty { info.verificationKeyID = verificationKeyID }
         info.verificationKeyVersion = verificationKeyVersion
         info.signatureAlgorithm = signatureAlgorithm
         if !appBundleID.isEmpty { info.appBundleID = appBundleID }

@@ -28,10 +28,12 @@ public enum ReportType: Int32, CaseIterable, Hashable, Sendable, CustomStringCon
 /// A Temporary Exposure Key published as a diagnosis key, with the metadata a key file carries.
 public struct DiagnosisKey: Hashable, Sendable {
     public var key: TemporaryExposureKey
-    /// 0...8; deprecated by the API, still written by servers.
+    /// 0...8 (a file's value outside is clamped when read); deprecated by the API, still written by
+    /// servers, read only by v1 scoring.
     public var transmissionRiskLevel: Int32
     public var reportType: ReportType
-    /// −14...14, or `nil` when the file does not say.
+    /// As the file says it, or `nil` when it does not. Any value is kept (Google keeps the key);
+    /// one outside −14...14 is scored as if the file did not say.
     public var daysSinceOnsetOfSymptoms: Int32?
 
     public init(key: TemporaryExposureKey, transmissionRiskLevel: Int32 = 0, reportType: ReportType = .unknown, daysSinceOnsetOfSymptoms: Int32? = nil) {
@@ -72,8 +74,10 @@ public struct SignatureInfo: Hashable, Sendable, CustomStringConvertible {
         self.androidPackage = androidPackage
     }
 
-    /// The OID of ECDSA with SHA-256, the only algorithm GAEN files may name.
+    /// The OID of ECDSA with SHA-256, the algorithm GAEN files name.
     public static let ecdsaP256SHA256 = "1.2.840.10045.4.3.2"
+    /// The OID of ECDSA with SHA-512, which Google's verifier accepts as well.
+    public static let ecdsaP256SHA512 = "1.2.840.10045.4.3.4"
 
     public var description: String {
         "key id '\(verificationKeyID)' version '\(verificationKeyVersion)' algorithm '\(signatureAlgorithm)'"

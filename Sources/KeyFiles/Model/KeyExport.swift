@@ -6,8 +6,14 @@ public struct KeyExport: Sendable {
     public var startTimestamp: UInt64
     public var endTimestamp: UInt64
     public var region: String
+    /// `batch_num` as the file holds it: 0 (proto2's default) when absent, see `hasBatchNumber`.
     public var batchNumber: Int32
+    /// `batch_size` as the file holds it: 0 when absent, see `hasBatchSize`.
     public var batchSize: Int32
+    /// Whether export.bin carries `batch_num` / `batch_size` at all. Google's batch rules depend on
+    /// presence, not value: a file without `batch_size` is a batch of its own.
+    public var hasBatchNumber: Bool
+    public var hasBatchSize: Bool
     public var signatureInfos: [SignatureInfo]
     public var keys: [DiagnosisKey]
     /// Keys whose report type changed since they were first published; kept apart from `keys`.
@@ -17,6 +23,7 @@ public struct KeyExport: Sendable {
 
     public init(
         startTimestamp: UInt64 = 0, endTimestamp: UInt64 = 0, region: String = "", batchNumber: Int32 = 1, batchSize: Int32 = 1,
+        hasBatchNumber: Bool = true, hasBatchSize: Bool = true,
         signatureInfos: [SignatureInfo] = [], keys: [DiagnosisKey] = [], revisedKeys: [DiagnosisKey] = [], dropped: [DroppedKey] = []
     ) {
         self.startTimestamp = startTimestamp
@@ -24,6 +31,8 @@ public struct KeyExport: Sendable {
         self.region = region
         self.batchNumber = batchNumber
         self.batchSize = batchSize
+        self.hasBatchNumber = hasBatchNumber
+        self.hasBatchSize = hasBatchSize
         self.signatureInfos = signatureInfos
         self.keys = keys
         self.revisedKeys = revisedKeys

@@ -6,11 +6,15 @@ import Foundation
 import SwiftProtobuf
 import ZIPFoundation
 
-/// Writes signed key files laid out as the reference server writes them: header, batch 1 of 1, one
-/// signature info, keys sorted by their bytes, the proto2 default for a 144 rolling period left out,
-/// export.bin then export.sig in a deflated zip.
+/// Writes signed key files laid out as the reference server writes them: header, the export's batch
+/// fields (batch 1 of 1 by `KeyExport`'s defaults), one signature info per signer, keys sorted by
+/// their bytes, the proto2 default for a 144 rolling period left out, export.bin then export.sig in
+/// a deflated zip.
 public struct KeyFileWriter: Sendable {
     public var signingKey: ECDSAPrivateKey
+    /// What the signature names; an empty key id is left out of the file (a signature without
+    /// verification_key_id), and the algorithm OID chooses the digest (SHA-512 for
+    /// `SignatureInfo.ecdsaP256SHA512`, else SHA-256).
     public var signatureInfo: SignatureInfo
 
     public init(signingKey: ECDSAPrivateKey, keyID: String, keyVersion: String) {
@@ -20,13 +24,36 @@ public struct KeyFileWriter: Sendable {
 
     /// The export.bin of `export` (its signature infos are replaced by this writer's).
     public func exportBinary(_ export: KeyExport) -> [UInt8] {
+        Self.exportBinary(export, signatureInfos: [signatureInfo])
+    }
+
+    /// The export.sig for an export.bin, and the batch it belongs to.
+    public func exportSignature(for exportBinary: [UInt8], batch: KeyExport = KeyExport()) throws(CryptoError) -> [UInt8] {
+        try Self.exportSignature(for: exportBinary, batch: batch, signers: [self])
+    }
+
+    /// A complete signed archive.
+    public func archive(_ export: KeyExport) throws(CryptoError) -> [UInt8] {
+        try Self.archive(export, signers: [self])
+    }
+
+    /// A complete archive signed by each of `signers` (cosigning, as the reference server does with
+    /// several signing keys): export.bin lists their signature infos and export.sig their
+    /// signatures, in the same order.
+    public static func archive(_ export: KeyExport, signers: [KeyFileWriter]) throws(CryptoError) -> [UInt8] {
+        let binary = exportBinary(export, signatureInfos: signers.map(\.signatureInfo))
+        let signature = try exportSignature(for: binary, batch: export, signers: signers)
+        return zip([(KeyFileArchive.binaryName, binary), (KeyFileArchive.signatureName, signature)])
+    }
+
+    static func exportBinary(_ export: KeyExport, signatureInfos: [SignatureInfo]) -> [UInt8] {
         var message = PBTemporaryExposureKeyExport()
         message.startTimestamp = export.startTimestamp
         message.endTimestamp = export.endTimestamp
         message.region = export.region
-        message.batchNum = 1
-        message.batchSize = 1
-        message.signatureInfos = [signatureInfo.message]
+        if export.hasBatchNumber { message.batchNum = export.batchNumber }
+        if export.hasBatchSize { message.batchSize = export.batchSize }
+        message.signatureInfos = signatureInfos.map(\.message)
         // Sorted by key bytes, as the reference server does "to scramble keys": the order in which
         // keys were uploaded must not show.
         message.keys = export.keys.sorted { $0.key.keyData.bytes.lexicographicallyPrecedes($1.key.keyData.bytes) }.map(Self.message)
@@ -36,25 +63,20 @@ public struct KeyFileWriter: Sendable {
         return ExportBinary.header + body
     }
 
-    /// The export.sig for an export.bin.
-    public func exportSignature(for exportBinary: [UInt8]) throws(CryptoError) -> [UInt8] {
-        var signature = PBTEKSignature()
-        signature.signatureInfo = signatureInfo.message
-        signature.batchNum = 1
-        signature.batchSize = 1
-        signature.signature = Data(try exportBinary.withUnsafeBytes { raw in
-            Result { () throws(CryptoError) in try signingKey.sign(raw) }
-        }.get())
+    static func exportSignature(for exportBinary: [UInt8], batch: KeyExport, signers: [KeyFileWriter]) throws(CryptoError) -> [UInt8] {
         var list = PBTEKSignatureList()
-        list.signatures = [signature]
+        for signer in signers {
+            var signature = PBTEKSignature()
+            signature.signatureInfo = signer.signatureInfo.message
+            if batch.hasBatchNumber { signature.batchNum = batch.batchNumber }
+            if batch.hasBatchSize { signature.batchSize = batch.batchSize }
+            let digest: ECDSADigest = signer.signatureInfo.signatureAlgorithm == SignatureInfo.ecdsaP256SHA512 ? .sha512 : .sha256
+            signature.signature = Data(try exportBinary.withUnsafeBytes { raw in
+                Result { () throws(CryptoError) in try signer.signingKey.sign(raw, digest: digest) }
+            }.get())
+            list.signatures.append(signature)
+        }
         return try! list.serializedBytes()
-    }
-
-    /// A complete signed archive.
-    public func archive(_ export: KeyExport) throws(CryptoError) -> [UInt8] {
-        let binary = exportBinary(export)
-        let signature = try exportSignature(for: binary)
-        return Self.zip([(KeyFileArchive.binaryName, binary), (KeyFileArchive.signatureName, signature)])
     }
 
     /// A deflated zip of the entries, in order. Used for key files and, in tests, for hostile ones.

@@ -71,14 +71,6 @@ public enum JWT {
 
     /// r ‖ s → DER, with the minimal INTEGER encodings.
     static func derSignature(fromRaw raw: [UInt8]) -> [UInt8]? {
-        guard raw.count == 64 else { return nil }
-        func integer(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
-            var value = Array(bytes.drop { $0 == 0 })
-            if value.isEmpty { value = [0] }
-            if value[0] & 0x80 != 0 { value.insert(0, at: 0) }
-            return [0x02, UInt8(value.count)] + value
-        }
-        let body = integer(raw[0..<32]) + integer(raw[32..<64])
-        return [0x30, UInt8(body.count)] + body
+        ECDSASignatureEncoding.der(fromRaw: raw)
     }
 }
