@@ -5,7 +5,7 @@ import KeyFiles
 public import Storage
 
 extension DetectionResult {
-    /// The result as JSON, for `gaenctl tools match --json`, the stored results and the D-Bus API.
+    /// The result as JSON, for `gaenctl tools match --json` and the D-Bus API.
     /// Windows and summaries only: no key, no identifier.
     public var json: JSONValue {
         var members: [(String, JSONValue)] = [
@@ -24,8 +24,12 @@ extension DetectionResult {
                 .object([
                     ("keys", .int(Int64(statistics.keys))), ("keys_skipped", .int(Int64(statistics.keysSkipped))),
                     ("matched_keys", .int(Int64(statistics.matchedKeys))),
+                    ("keys_with_stored_result", .int(Int64(statistics.keysWithStoredResult))),
+                    ("new_results", .int(Int64(statistics.newResults))), ("revisions", .int(Int64(statistics.revisions))),
                 ])
             ),
+            ("exposure_days", .array(exposureDays.map { .string($0.description) })),
+            ("last_exposure", lastExposure.map { .int($0.seconds) } ?? .null),
             ("windows", .array(windows.map(Self.json))),
             ("daily_summaries", .array(dailySummaries.map(Self.json))),
         ]
@@ -37,6 +41,9 @@ extension DetectionResult {
                         ("days_since_last_exposure", v1Summary.daysSinceLastExposure.map { .int(Int64($0)) } ?? .null),
                         ("matched_key_count", .int(Int64(v1Summary.matchedKeyCount))),
                         ("maximum_risk_score", .int(Int64(v1Summary.maximumRiskScore))),
+                        ("maximum_risk_score_full_range", .int(Int64(v1Summary.maximumRiskScoreFullRange))),
+                        ("summation_risk_score", .int(Int64(v1Summary.summationRiskScore))),
+                        ("risk_score_sum_full_range", .int(Int64(v1Summary.summationRiskScore))),
                         ("attenuation_durations_minutes", .array(v1Summary.attenuationDurationsMinutes.map { .int(Int64($0)) })),
                     ])
                 ))
@@ -46,7 +53,8 @@ extension DetectionResult {
                     .array(
                         v1Exposures.map {
                             .object([
-                                ("date", .string($0.date.description)), ("duration_minutes", .int(Int64($0.durationMinutes))),
+                                ("date", .string($0.date.description)), ("days_since_exposure", .int(Int64($0.daysSinceExposure))),
+                                ("duration_minutes", .int(Int64($0.durationMinutes))),
                                 ("attenuation_value", .int(Int64($0.attenuationValue))),
                                 ("transmission_risk_level", .int(Int64($0.transmissionRiskLevel))),
                                 ("total_risk_score", .int(Int64($0.totalRiskScore))),

@@ -45,7 +45,8 @@ struct MatchTool: AsyncParsableCommand {
         } catch {
             throw UsageError("--config", "\(config): \(error)")
         }
-        let day = try parseDay(today, argument: "--today") ?? UTCDay(containing: SystemWallClock().now())
+        // A given day is scored as at its noon, so whole days from a key's start are the days between.
+        let now = try parseDay(today, argument: "--today").map { $0.start.adding(seconds: 43_200) } ?? SystemWallClock().now()
         var inputs = [(name: String, bytes: [UInt8])]()
         for path in files {
             guard let data = FileManager.default.contents(atPath: path) else { throw OperationError("\(path) cannot be read") }
@@ -57,7 +58,7 @@ struct MatchTool: AsyncParsableCommand {
             parallelism: ProcessInfo.processInfo.activeProcessorCount)
         let result: DetectionResult
         do {
-            result = try await pipeline.run(files: inputs, configuration: configuration, today: day)
+            result = try await pipeline.run(files: inputs, configuration: configuration, now: now).result
         } catch {
             throw OperationError("\(error)")
         }
@@ -82,7 +83,9 @@ struct MatchTool: AsyncParsableCommand {
             print("  day \(summary.day): score sum \(summary.total.scoreSum), maximum \(summary.total.maximumScore), weighted duration \(summary.total.weightedDurationSum) s")
         }
         if let v1 = result.v1Summary {
-            print("  v1: \(v1.matchedKeyCount) keys, maximum risk score \(v1.maximumRiskScore), attenuation durations \(v1.attenuationDurationsMinutes) min")
+            print(
+                "  v1: \(v1.matchedKeyCount) keys, maximum risk score \(v1.maximumRiskScore) (full range \(v1.maximumRiskScoreFullRange)),"
+                    + " summation \(v1.summationRiskScore), attenuation durations \(v1.attenuationDurationsMinutes) min")
         }
         for day in result.perDay {
             print("  per day \(day.day): low \(day.lowMinutes) min, medium \(day.mediumMinutes) min → \(day.weightedMinutes)\(day.exposed ? " EXPOSED" : "")")

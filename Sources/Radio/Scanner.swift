@@ -71,7 +71,7 @@ public actor Scanner {
         // a window cannot put a report before its window.
         let elapsed = ContinuousClock.now - current.monotonicStart
         let seen = current.start.adding(milliseconds: elapsed)
-        let rssi = report.rssi == RSSISummary.notAvailable ? report.rssi : Int8(clamping: Int(report.rssi) + settings.rssiCorrection)
+        let rssi = Self.corrected(report.rssi, by: settings.rssiCorrection)
         if var aggregate = current.aggregates[payload.rpi] {
             aggregate.lastSeen = seen
             aggregate.reports &+= 1
@@ -118,6 +118,13 @@ public actor Scanner {
         }
         if let controllerError { throw controllerError }
         return written
+    }
+
+    /// A reading with the receiver's correction applied, clamped to −127…126 dBm: 127 means "not
+    /// available" (and stays so), so a strong corrected reading must never become it.
+    public static func corrected(_ rssi: Int8, by correction: Int) -> Int8 {
+        guard rssi != RSSISummary.notAvailable else { return rssi }
+        return Int8(min(max(Int(rssi) + correction, -127), 126))
     }
 }
 

@@ -7,6 +7,9 @@ import Foundation
 import KeyFiles
 import Testing
 
+/// Noon of 2020-04-05, three days after the worked example's key day.
+let v1Now = UTCDay(daysSinceEpoch: 18_357).start.adding(seconds: 43_200)
+
 @Suite(.ownThreads) struct WindowAndScoringTests {
     var standard: V2Configuration {
         var configuration = V2Configuration()
@@ -104,7 +107,7 @@ import Testing
     @Test func v1ProductScoreOfTheWorkedExample() {
         var configuration = V1Configuration()
         configuration.attenuationDurationThresholds = [50, 74]
-        let infos = V1Scorer.exposures(for: workedExample, configuration: configuration, today: UTCDay(daysSinceEpoch: 18_357))
+        let infos = V1Scorer.exposures(for: workedExample, configuration: configuration, now: v1Now)
         // Scans at 0, 240, 480 s form one exposure (gaps ≤ 600 s); the scan at 1,800 s another.
         #expect(infos.count == 2)
         let first = infos[0]
@@ -116,20 +119,22 @@ import Testing
         // Scores: attenuation 65 → bucket 1 (> 63) → 2; 3 days → bucket 6 → 7; 15 min → bucket 3 → 4; TRL 4 → 4.
         #expect(first.totalRiskScore == 2 * 7 * 4 * 4)
         #expect(infos[1].durationMinutes == 5)
-        let summary = V1Scorer.summary([(workedExample.key, infos)], today: UTCDay(daysSinceEpoch: 18_357))
+        let summary = V1Scorer.summary([infos])
         #expect(summary.matchedKeyCount == 1)
         #expect(summary.daysSinceLastExposure == 3)
         #expect(summary.maximumRiskScore == 224)
+        #expect(summary.maximumRiskScoreFullRange == 224)
+        #expect(summary.summationRiskScore == 224 + infos[1].totalRiskScore)
         // 630 + 300 s (the second exposure, 53 dB) between the thresholds, 150 s above: 15 and 2 minutes.
         #expect(summary.attenuationDurationsMinutes == [0, 15, 2])
 
         configuration.formula = .weightedAverage
         configuration.minimumRiskScore = 0
-        let averaged = V1Scorer.exposures(for: workedExample, configuration: configuration, today: UTCDay(daysSinceEpoch: 18_357))
+        let averaged = V1Scorer.exposures(for: workedExample, configuration: configuration, now: v1Now)
         #expect(averaged[0].totalRiskScore == 4)  // (2 + 7 + 4 + 4) / 4 = 4.25 → 4
         configuration.formula = .product
         configuration.minimumRiskScore = 300
-        #expect(V1Scorer.exposures(for: workedExample, configuration: configuration, today: UTCDay(daysSinceEpoch: 18_357))[0].totalRiskScore == 0)
+        #expect(V1Scorer.exposures(for: workedExample, configuration: configuration, now: v1Now)[0].totalRiskScore == 0)
     }
 
     @Test func swissCovidPerDayCheck() {

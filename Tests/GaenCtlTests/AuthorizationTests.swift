@@ -61,6 +61,10 @@ struct AuthorizationTests {
         let looked = try Self.asNobody(harness, ["status"])
         #expect(looked.status == 0, "\(looked.standardError)")
         #expect(looked.standardOutput.contains("\tStatus: paused"))
+        #expect(looked.standardOutput.contains("\tExposureDays: none in the last 14 days\n\tLastExposureTime: never\n"))
+        // No key server is configured: nothing was ever matched, and summaries are an empty list.
+        #expect(try harness.ctl(["exposures", "--summaries", "--json"]).standardOutput == "[]\n")
+        #expect(try harness.ctl(["exposures", "--summaries"]).standardOutput == "no daily summaries\n")
         // Not a method: refused by the bus, exit 4 with the way out.
         let refused = try Self.asNobody(harness, ["enable"])
         #expect(refused.status == 4)

@@ -70,6 +70,9 @@ struct ExposureDaemonTests {
         #expect(detected.standardOutput.contains("files: 1, keys: 1, matched keys: 1"))
         #expect(detected.standardOutput.contains("exposure windows: 1"))
         #expect(detected.standardOutput.contains("  \(day): score "), "\(detected.standardOutput)")
+        // The answer comes first, after the progress lines.
+        let answer = detected.standardOutput.split(separator: "\n").first { !$0.hasPrefix("progress") }
+        #expect(answer?.hasPrefix("exposure on \(day) (score ") == true, "\(detected.standardOutput)")
         try eventually("DetectionFinished") { (try? String(contentsOfFile: watchOutput, encoding: .utf8))?.contains("DetectionFinished") == true }
         let watchedSoFar = (try? String(contentsOfFile: watchOutput, encoding: .utf8)) ?? ""
         #expect(watchedSoFar.contains("ExposureDetected"), "\(watchedSoFar)\n\(detected.standardOutput)")
@@ -81,7 +84,23 @@ struct ExposureDaemonTests {
         let summaries = try harness.json(["exposures", "--summaries"]) as? [[String: Any]] ?? []
         #expect(summaries.count == 1)
         #expect(summaries.first?["day"] as? String == day.description)
-        #expect(try harness.ctl(["exposures"]).standardOutput.contains("day=\(day)"))
+        let windowText = try harness.ctl(["exposures"]).standardOutput
+        #expect(windowText.hasPrefix("\(day) confirmed-test, infectiousness standard, calibration low: 5 scan instances\n"), "\(windowText)")
+        #expect(windowText.split(separator: "\n").filter { $0.hasPrefix("  typical 55 dB, minimum 55 dB, ") }.count == 5, "\(windowText)")
+        let table = try harness.ctl(["exposures", "--summaries"]).standardOutput
+        #expect(table.hasPrefix("DAY "), "\(table)")
+        #expect(table.contains("\(day)  all"), "\(table)")
+        #expect(!table.contains("["), "\(table)")
+
+        // The next run finds no new file: the exposure is still the answer, in detect and status.
+        let again = try harness.ctl(["detect"])
+        #expect(again.standardOutput.contains("files: 0, keys: 0, matched keys: 0"), "\(again.standardOutput)")
+        #expect(again.standardOutput.contains("exposure on \(day) (score "), "\(again.standardOutput)")
+        #expect((try harness.json(["exposures", "--windows"]) as? [Any])?.count == 1)
+        let status = try harness.ctl(["status"]).standardOutput.split(separator: "\n")
+        #expect(status.dropFirst().first == "\tExposureDays: \(day)", "\(status)")
+        #expect(status.dropFirst(2).first?.hasPrefix("\tLastExposureTime: \(day)T09:00:00Z") == true, "\(status)")
+        #expect(try harness.status()["ExposureDays"] as? [String] == [day.description])
 
         // SIGHUP and SIGTERM, as systemd sees them.
         kill(harness.daemon.processIdentifier, SIGHUP)

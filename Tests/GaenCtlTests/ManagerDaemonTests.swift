@@ -272,8 +272,8 @@ struct ManagerDaemonTests {
 /// The property names `gaenctl status` prints (Manager1's, in order).
 enum StatusCommandOrder {
     static let names = [
-        "Status", "AuthorizationStatus", "Enabled", "RadioBackend", "Advertising", "LastScanTime", "SightingsToday", "LastDetectionTime",
-        "LastDetectionError", "DetectionsRemaining", "NextDetectionTime", "Region", "Version",
+        "ExposureDays", "LastExposureTime", "Status", "AuthorizationStatus", "Enabled", "RadioBackend", "Advertising", "LastScanTime",
+        "SightingsToday", "LastDetectionTime", "LastDetectionError", "DetectionsRemaining", "NextDetectionTime", "Region", "Version",
     ]
 }
 

@@ -170,17 +170,18 @@ public actor Manager {
         }
     }
 
+    /// Every stored window of the last 14 days, under the configured configuration.
     public func exposureWindows() async -> String {
-        await worker?.state.windowsJSON ?? "[]"
+        guard let worker else { return "[]" }
+        return await worker.rescore().json.member("windows")?.serialized() ?? "[]"
     }
 
+    /// The daily summaries of every stored window under `configurationJSON` (the configured one
+    /// when empty). Without a key server nothing was ever matched: an empty list, as for windows.
     public func dailySummaries(configurationJSON: String) async throws(ManagerError) -> String {
-        let worker = try requireWorker()
         let configuration = try configuration(configurationJSON)
-        let chosen: ExposureConfiguration
-        if let configuration { chosen = configuration } else { chosen = await worker.defaultConfiguration }
-        guard let result = await worker.rescore(chosen) else { return "[]" }
-        return result.json.member("daily_summaries")?.serialized() ?? "[]"
+        guard let worker else { return "[]" }
+        return await worker.rescore(configuration).json.member("daily_summaries")?.serialized() ?? "[]"
     }
 
     // MARK: Test results
@@ -211,7 +212,8 @@ public actor Manager {
         do {
             try await keys.reset()
             try await log.eraseAll()
-            for name in [OwnerState.fileName, "detection-state.json", "processed-files.json", "detection-budget.json"] {
+            try await worker?.reset()
+            for name in [OwnerState.fileName] {
                 try AtomicFile.remove(dataDirectory.path(of: name))
             }
         } catch {
@@ -237,13 +239,15 @@ public actor Manager {
                 }
             }
         let state = await worker?.state
+        let answer = await worker?.exposureAnswer() ?? ExposureAnswer()
         let logState = await log.activity()
         return [
             "Status": .string(status), "AuthorizationStatus": .string(owner.authorization.rawValue), "Enabled": .boolean(owner.enabled),
             "RadioBackend": .string(settings.radio), "Advertising": .boolean(owner.enabled && radio == .active),
             "LastScanTime": .time(logState.lastWindowEnd), "SightingsToday": .count(logState.aggregatesToday),
             "LastDetectionTime": .time(state?.lastDetection), "LastDetectionError": .string(state?.lastError ?? ""),
-            "DetectionsRemaining": .count(await worker?.remainingRuns() ?? 0), "NextDetectionTime": .time(state?.nextDetection),
+            "DetectionsRemaining": .count(await worker?.remainingRuns() ?? 0), "NextDetectionTime": .time(await worker?.nextDetection()),
+            "ExposureDays": .strings(answer.days.map(\.description)), "LastExposureTime": .time(answer.lastExposure),
             "Region": .string(settings.region), "Version": .string(GaendVersion.string),
         ]
     }
@@ -254,5 +258,6 @@ public actor Manager {
         case boolean(Bool)
         case time(UnixTime?)
         case count(Int)
+        case strings([String])
     }
 }

@@ -151,7 +151,8 @@ public struct ManagerObject: Sendable {
     static let propertyTypes: [(String, DBusType)] = [
         ("Status", .string), ("AuthorizationStatus", .string), ("Enabled", .boolean), ("RadioBackend", .string), ("Advertising", .boolean),
         ("LastScanTime", .uint64), ("SightingsToday", .uint32), ("LastDetectionTime", .uint64), ("LastDetectionError", .string),
-        ("DetectionsRemaining", .uint32), ("NextDetectionTime", .uint64), ("Region", .string), ("Version", .string),
+        ("DetectionsRemaining", .uint32), ("NextDetectionTime", .uint64), ("ExposureDays", .array(.string)), ("LastExposureTime", .uint64),
+        ("Region", .string), ("Version", .string),
     ]
 
     static func value(_ value: Manager.PropertyValue?, type: DBusType) -> DBusValue {
@@ -160,7 +161,15 @@ public struct ManagerObject: Sendable {
         case .boolean(let flag)?: .boolean(flag)
         case .time(let time)?: .uint64(UInt64(max(0, time?.seconds ?? 0)))
         case .count(let count)?: .uint32(UInt32(clamping: count))
-        case nil: type == .string ? .string("") : type == .boolean ? .boolean(false) : type == .uint32 ? .uint32(0) : .uint64(0)
+        case .strings(let list)?: .array(element: .string, list.map { .string($0) })
+        case nil:
+            switch type {
+            case .string: .string("")
+            case .boolean: .boolean(false)
+            case .uint32: .uint32(0)
+            case .array(let element): .array(element: element, [])
+            default: .uint64(0)
+            }
         }
     }
 
@@ -206,7 +215,7 @@ public final class DetectionSignals: DetectionObserver {
         if outcome.exposed, let result = outcome.result {
             try? bus.emit(
                 path: ManagerObject.path, interface: ManagerObject.interface, member: "ExposureDetected",
-                [.uint64(UInt64(max(0, outcome.finished.seconds))), .uint32(UInt32(clamping: Set(result.windows.map(\.day)).count))])
+                [.uint64(UInt64(max(0, outcome.finished.seconds))), .uint32(UInt32(clamping: result.exposureDays.count))])
         }
     }
 }

@@ -40,6 +40,13 @@ public struct MatchStatistics: Hashable, Sendable {
     public var droppedByReplayGuard = 0
     public var droppedTxPower = 0
     public var droppedNoRSSI = 0
+    /// Keys not matched because a result is stored for them (they may only revise it).
+    public var keysWithStoredResult = 0
+    /// Results stored by this run, and report types revised.
+    public var newResults = 0
+    public var revisions = 0
+    /// Revised keys that had no stored result (never matched, as GMS does).
+    public var revisedKeysWithoutResult = 0
 
     public init() {}
 
@@ -53,5 +60,9 @@ public struct MatchStatistics: Hashable, Sendable {
         droppedByReplayGuard += other.droppedByReplayGuard
         droppedTxPower += other.droppedTxPower
         droppedNoRSSI += other.droppedNoRSSI
+        keysWithStoredResult += other.keysWithStoredResult
+        newResults += other.newResults
+        revisions += other.revisions
+        revisedKeysWithoutResult += other.revisedKeysWithoutResult
     }
 }

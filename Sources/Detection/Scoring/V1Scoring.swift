@@ -4,10 +4,13 @@ public import ENCore
 public import KeyFiles
 import ContactLog
 
-/// One exposure of the v1 API (Apple's `ENExposureInfo`).
+/// One exposure of the v1 API (Apple's `ENExposureInfo`, GMS's `ExposureInformation`).
 public struct V1ExposureInfo: Hashable, Sendable {
-    /// UTC day of the exposure's first scan.
+    /// The UTC day of the key's rolling start: GMS dates an exposure by its key
+    /// (`KeyExposureEvaluator.findExposures`, `date_millis_since_epoch`), not by its first scan.
     public var date: UTCDay
+    /// Whole days from the key's rolling start to the time of scoring (`bucketLatencyDays`).
+    public var daysSinceExposure: Int
     /// Minutes, in 5-minute steps, capped at 30.
     public var durationMinutes: Int
     /// Time-weighted attenuation over the exposure, dB.
@@ -18,74 +21,125 @@ public struct V1ExposureInfo: Hashable, Sendable {
     public var attenuationDurations: [Int]
 }
 
-/// v1's `ENExposureDetectionSummary`.
+/// v1's `ENExposureDetectionSummary` (GMS `ExposureSummary`).
 public struct V1Summary: Hashable, Sendable {
     public var daysSinceLastExposure: Int?
+    /// Keys with at least one exposure.
     public var matchedKeyCount: Int
+    /// Apple's `maximumRiskScore`: an `ENRiskScore`, capped at 255.
     public var maximumRiskScore: Int
+    /// Apple's `maximumRiskScoreFullRange`: the same, uncapped (up to 8⁴ = 4096).
+    public var maximumRiskScoreFullRange: Int
+    /// GMS's `summationRiskScore`, Apple's `riskScoreSumFullRange`: every exposure's score, summed.
+    public var summationRiskScore: Int
     /// Minutes per attenuation bucket, summed over exposures, each capped at 30.
     public var attenuationDurationsMinutes: [Int]
 }
 
-/// v1 scoring as Google's `KeyExposureEvaluator` and `RiskScoreCalculator` ship it (gaen-spec.md §4.5):
+/// v1 scoring as Google's `KeyExposureEvaluator.findExposures` and `RiskScoreCalculator` ship it
+/// (gaen-spec.md §4.5; docs/detection.md, "v1"):
 ///
-/// - an exposure is a key's scans with gaps of at most 600 s; each scan's attenuation is TX power −
-///   its strongest RSSI;
-/// - each scan carries the time to the next scan, and the first and last 150 s more, so the exposure
-///   lasts last − first + 300 s, rounded to the nearest 300 s (a remainder of 150 s rounds down);
-/// - attenuation value = the time-weighted mean; attenuation durations split the same time by < low,
-///   low ≤ a < high, ≥ high;
-/// - risk = attenuation × days × duration × transmission-risk scores (or their weighted average when
-///   the configuration asks for the preliminary formula); below the minimum it becomes 0.
+/// - the key's sightings are aggregated per RPI into scans (a gap over 25.5 s starts a new scan),
+///   each scan keeping its strongest sighting and that sighting's time
+///   (`ExposureMatchingTracer.getValidSightingsForRpi`); a scan's attenuation is
+///   max(TX power − RSSI, 0) with its own decrypted TX power (`SightingRecordWithMetadata`);
+/// - an exposure is the key's scans, in time order, with gaps of at most 600 s;
+/// - its periods run from 150 s before the first scan to 150 s after the last, each carrying the
+///   attenuation of the scan it starts at; the duration is last − first + 300 s rounded to the
+///   nearest 300 s (a remainder of 150 s rounds down);
+/// - attenuation value = the periods' time-weighted mean; attenuation durations split the same time
+///   by < low, low ≤ a < high, ≥ high (no interpolation);
+/// - risk = attenuation × days × duration × transmission-risk scores (or their weighted average
+///   when the configuration asks for the preliminary formula), days counted from the key's rolling
+///   start; below the minimum it becomes 0.
 public enum V1Scorer {
     public static let maximumGapSeconds: Int64 = 600
+    /// GMS: 1.5 × (4 s scan + 13 s extension).
+    public static let sameScanMilliseconds: Int64 = 25_500
+    public static let scanIntervalSeconds: Int64 = 300
 
-    public static func exposures(for match: KeyMatch, configuration: V1Configuration, today: UTCDay) -> [V1ExposureInfo] {
+    struct Scan {
+        var time: Int64
+        var attenuation: Int
+    }
+
+    public static func exposures(for match: KeyMatch, configuration: V1Configuration, now: UnixTime) -> [V1ExposureInfo] {
         guard match.key.reportType != .revoked, match.key.reportType != .recursive else { return [] }
-        let scans = WindowBuilder.instanceGroups(match.sightings).map { group -> (time: Int64, attenuation: Int) in
-            let tx = Int(group[0].metadata.txPower)
-            let strongest = group.compactMap(\.aggregate.rssi.maximum).max().map(Int.init) ?? tx
-            return (group[0].aggregate.firstSeen.seconds, max(0, tx - strongest))
-        }
-        var exposures = [[(time: Int64, attenuation: Int)]]()
-        for scan in scans {
+        var exposures = [[Scan]]()
+        for scan in scans(match.sightings) {
             if let last = exposures.last?.last, scan.time - last.time <= maximumGapSeconds {
                 exposures[exposures.count - 1].append(scan)
             } else {
                 exposures.append([scan])
             }
         }
-        return exposures.map { info(for: $0, key: match.key, configuration: configuration, today: today) }
+        return exposures.map { info(for: $0, key: match.key, configuration: configuration, now: now) }
     }
 
-    static func info(
-        for scans: [(time: Int64, attenuation: Int)], key: DiagnosisKey, configuration: V1Configuration, today: UTCDay
-    ) -> V1ExposureInfo {
-        var durations = [Int64]()
-        for index in scans.indices {
-            var seconds = index + 1 < scans.count ? scans[index + 1].time - scans[index].time : 0
-            if index == 0 { seconds += 150 }
-            if index == scans.count - 1 { seconds += 150 }
-            durations.append(seconds)
+    /// The sightings aggregated per RPI into scans, strongest sighting each, in time order.
+    static func scans(_ sightings: [Sighting]) -> [Scan] {
+        var byRPI = [RollingProximityIdentifier: [Sighting]]()
+        for sighting in sightings { byRPI[sighting.aggregate.rpi, default: []].append(sighting) }
+        var scans = [(order: Int, scan: Scan)]()
+        // Groups in the order of their first sighting, so that scans at the same second keep one order.
+        let groups = byRPI.values.sorted { $0.map(\.aggregate.firstSeen).min()! < $1.map(\.aggregate.firstSeen).min()! }
+        for group in groups {
+            let sorted = group.sorted { $0.aggregate.firstSeen < $1.aggregate.firstSeen }
+            var chosen = [Sighting]()
+            var previous: Sighting?
+            for sighting in sorted {
+                if let previous, sighting.aggregate.firstSeen.milliseconds - previous.aggregate.lastSeen.milliseconds <= sameScanMilliseconds {
+                    // Replaced only by a strictly stronger one, as GMS does.
+                    if (sighting.aggregate.rssi.maximum ?? .min) > (chosen[chosen.count - 1].aggregate.rssi.maximum ?? .min) {
+                        chosen[chosen.count - 1] = sighting
+                    }
+                } else {
+                    chosen.append(sighting)
+                }
+                previous = sighting
+            }
+            for sighting in chosen {
+                let strongest = Int(sighting.aggregate.rssi.maximum ?? sighting.metadata.txPower)
+                let time = floorDivide(sighting.aggregate.firstSeen.milliseconds, 1000)
+                scans.append((scans.count, Scan(time: time, attenuation: max(0, Int(sighting.metadata.txPower) - strongest))))
+            }
         }
-        let total = durations.reduce(0, +)
-        let weighted = zip(durations, scans).reduce(0.0) { $0 + Double($1.0) * Double($1.1.attenuation) }
+        return scans.sorted { ($0.scan.time, $0.order) < ($1.scan.time, $1.order) }.map(\.scan)
+    }
+
+    static func info(for scans: [Scan], key: DiagnosisKey, configuration: V1Configuration, now: UnixTime) -> V1ExposureInfo {
+        // GMS computePeriods: boundary points half a scan interval out, zero-length periods skipped.
+        let margin = scanIntervalSeconds / 2
+        let points = [Scan(time: scans[0].time - margin, attenuation: scans[0].attenuation)] + scans
+            + [Scan(time: scans[scans.count - 1].time + margin, attenuation: scans[scans.count - 1].attenuation)]
+        var periods = [(seconds: Int64, attenuation: Int)]()
+        var start = points[0]
+        for point in points.dropFirst() where point.time != start.time {
+            periods.append((point.time - start.time, start.attenuation))
+            start = point
+        }
+        let total = periods.reduce(0) { $0 + $1.seconds }
+        let weighted = periods.reduce(0.0) { $0 + Double($1.seconds) * Double($1.attenuation) }
         let attenuationValue = WindowBuilder.javaRound(weighted / Double(max(total, 1)))
-        let rounded = total % 300 <= 150 ? total - total % 300 : total - total % 300 + 300
-        let minutes = Int(rounded / 60)
+        let estimate = scans[scans.count - 1].time - scans[0].time + scanIntervalSeconds
+        let remainder = estimate % scanIntervalSeconds
+        let bucketized = remainder <= scanIntervalSeconds / 2 ? estimate - remainder : estimate - remainder + scanIntervalSeconds
+        let minutes = Int(bucketized / 60)
         let (low, high) = (configuration.attenuationDurationThresholds[0], configuration.attenuationDurationThresholds[1])
         var buckets = [0, 0, 0]
-        for (seconds, scan) in zip(durations, scans) {
-            buckets[scan.attenuation < low ? 0 : (scan.attenuation < high ? 1 : 2)] += Int(seconds)
+        for period in periods {
+            buckets[period.attenuation < low ? 0 : (period.attenuation < high ? 1 : 2)] += Int(period.seconds)
         }
-        let date = UTCDay(containing: UnixTime(seconds: scans[0].time))
-        let days = Int(date.distance(to: today))
+        let keyStart = key.key.rollingStartIntervalNumber.start
+        // Java's MILLISECONDS.toDays truncates toward zero.
+        let days = Int((now.milliseconds - keyStart.milliseconds) / 86_400_000)
         let risk = Int(key.transmissionRiskLevel)
         let scores = (
             attenuation: configuration.attenuationScores[attenuationBucket(attenuationValue)],
             days: configuration.daysSinceLastExposureScores[daysBucket(days)],
             duration: configuration.durationScores[durationBucket(minutes)],
-            transmission: risk == 0 ? 1 : configuration.transmissionRiskScores[min(risk, 8) - 1]
+            // RISK_LEVEL_INVALID (0) scores 1; the level is 0...8 once read (ExportBinary clamps it).
+            transmission: risk <= 0 ? 1 : configuration.transmissionRiskScores[min(risk, 8) - 1]
         )
         var score: Int
         switch configuration.formula {
@@ -100,22 +154,24 @@ public enum V1Scorer {
         }
         if score < configuration.minimumRiskScore { score = 0 }
         return V1ExposureInfo(
-            date: date, durationMinutes: min(minutes, 30), attenuationValue: attenuationValue, transmissionRiskLevel: risk,
-            totalRiskScore: score, attenuationDurations: buckets)
+            date: key.key.rollingStartIntervalNumber.utcDay, daysSinceExposure: days, durationMinutes: min(minutes, 30),
+            attenuationValue: attenuationValue, transmissionRiskLevel: risk, totalRiskScore: score, attenuationDurations: buckets)
     }
 
-    /// The summary of every exposure of every matched key.
-    public static func summary(_ exposures: [(key: DiagnosisKey, infos: [V1ExposureInfo])], today: UTCDay) -> V1Summary {
-        let all = exposures.flatMap(\.infos)
-        var minutes = [0, 0, 0]
+    /// The summary of every exposure of every matched key; `exposures` holds one list per key.
+    public static func summary(_ exposures: [[V1ExposureInfo]]) -> V1Summary {
+        let all = exposures.flatMap { $0 }
+        var seconds = [0, 0, 0]
         for info in all {
-            for bucket in 0..<3 { minutes[bucket] += info.attenuationDurations[bucket] }
+            for bucket in 0..<3 { seconds[bucket] += info.attenuationDurations[bucket] }
         }
+        let maximum = all.map(\.totalRiskScore).max() ?? 0
         return V1Summary(
-            daysSinceLastExposure: all.map { Int($0.date.distance(to: today)) }.min(),
-            matchedKeyCount: exposures.count { !$0.infos.isEmpty },
-            maximumRiskScore: all.map(\.totalRiskScore).max() ?? 0,
-            attenuationDurationsMinutes: minutes.map { min(30, $0 / 60) })
+            daysSinceLastExposure: all.map(\.daysSinceExposure).min(),
+            matchedKeyCount: exposures.count { !$0.isEmpty },
+            maximumRiskScore: min(255, maximum), maximumRiskScoreFullRange: maximum,
+            summationRiskScore: all.reduce(0) { $0 + $1.totalRiskScore },
+            attenuationDurationsMinutes: seconds.map { min(30, $0 / 60) })
     }
 
     /// Attenuation buckets: > 73, > 63, > 51, > 33, > 27, > 15, > 10, else.
@@ -132,5 +188,9 @@ public enum V1Scorer {
     static func durationBucket(_ minutes: Int) -> Int {
         if minutes <= 0 { return 0 }
         return [5, 10, 15, 20, 25, 30].firstIndex { minutes <= $0 }.map { $0 + 1 } ?? 7
+    }
+
+    static func floorDivide(_ value: Int64, _ divisor: Int64) -> Int64 {
+        value >= 0 ? value / divisor : (value - divisor + 1) / divisor
     }
 }

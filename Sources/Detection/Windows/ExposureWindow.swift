@@ -24,6 +24,9 @@ public struct ScanInstance: Hashable, Sendable, Codable {
 public struct ExposureWindow: Hashable, Sendable {
     /// The UTC day the window started.
     public var day: UTCDay
+    /// When its first sighting was (GMS's `epoch_seconds`); `nil` for windows kept by earlier
+    /// versions, which stored the day alone. Not part of the API's JSON, which has the day only.
+    public var start: UnixTime?
     /// The report type, with the configured value in place of a missing one (`.unknown` if none).
     public var reportType: ReportType
     public var infectiousness: Infectiousness
@@ -33,10 +36,11 @@ public struct ExposureWindow: Hashable, Sendable {
     public var scanInstances: [ScanInstance]
 
     public init(
-        day: UTCDay, reportType: ReportType, infectiousness: Infectiousness, calibrationConfidence: CalibrationConfidence,
-        transmissionRiskLevel: Int, scanInstances: [ScanInstance]
+        day: UTCDay, start: UnixTime? = nil, reportType: ReportType, infectiousness: Infectiousness,
+        calibrationConfidence: CalibrationConfidence, transmissionRiskLevel: Int, scanInstances: [ScanInstance]
     ) {
         self.day = day
+        self.start = start
         self.reportType = reportType
         self.infectiousness = infectiousness
         self.calibrationConfidence = calibrationConfidence

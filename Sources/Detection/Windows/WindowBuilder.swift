@@ -10,8 +10,13 @@ import ContactLog
 /// - sightings no more than 25.5 s apart form one scan instance (an aggregate is one scan's reports
 ///   of one RPI, so an instance is usually one aggregate, or two when the RPI changed mid-scan);
 /// - a window starts at its first sighting and a new one at the first sighting 1,800 s or more later;
-/// - typical attenuation = round-half-up of the mean of TX power − RSSI, minimum = TX power − the
-///   strongest RSSI, both at least 0;
+/// - typical attenuation = round-half-up of the mean of max(TX power − RSSI, 0) over the instance's
+///   readings, each with the TX power its own RPI's metadata decrypted to
+///   (`ExposureWindowUtils.getTypicalAttenuation`, `SightingRecordWithMetadata.attenuationValue`);
+///   minimum = the smallest max(TX power − strongest RSSI, 0). The log keeps an aggregate's sum and
+///   strongest reading, not each reading, so an aggregate is clamped as a whole: exact whenever its
+///   readings all lie on one side of its TX power, which (TX power being the power at 0 m) is all
+///   but always;
 /// - secondsSinceLastScan = 60 × min(5, ⌊t/60⌋ − ⌊previous scan end/60⌋), 120 when unknown.
 public enum WindowBuilder {
     public static let maximumWindowSeconds: Int64 = 1800
@@ -35,7 +40,7 @@ public enum WindowBuilder {
             windowStarts.append(start)
             windows.append(
                 ExposureWindow(
-                    day: UTCDay(containing: start), reportType: reportType, infectiousness: infectiousness,
+                    day: UTCDay(containing: start), start: start, reportType: reportType, infectiousness: infectiousness,
                     calibrationConfidence: group[0].metadata.calibrationConfidence,
                     transmissionRiskLevel: Int(match.key.transmissionRiskLevel), scanInstances: [instance]))
         }
@@ -58,13 +63,19 @@ public enum WindowBuilder {
     }
 
     static func scanInstance(_ group: [Sighting]) -> ScanInstance {
-        let tx = Int(group[0].metadata.txPower)
-        let sum = group.reduce(Int64(0)) { $0 + Int64($1.aggregate.rssi.sum) }
-        let count = group.reduce(Int64(0)) { $0 + Int64($1.aggregate.rssi.validReports) }
-        let strongest = group.compactMap(\.aggregate.rssi.maximum).max().map(Int.init) ?? Int(RSSISummary.notAvailable)
-        let mean = Double(tx) - Double(sum) / Double(max(count, 1))
+        var attenuationSum = 0.0
+        var readings = 0.0
+        var minimum = 255
+        for sighting in group {
+            let tx = Double(sighting.metadata.txPower)
+            let rssi = sighting.aggregate.rssi
+            guard let strongest = rssi.maximum, let mean = rssi.mean else { continue }
+            attenuationSum += Double(rssi.validReports) * max(0, tx - mean)
+            readings += Double(rssi.validReports)
+            minimum = min(minimum, max(0, Int(sighting.metadata.txPower) - Int(strongest)))
+        }
         return ScanInstance(
-            typicalAttenuation: min(255, max(0, javaRound(mean))), minimumAttenuation: min(255, max(0, tx - strongest)),
+            typicalAttenuation: min(255, javaRound(attenuationSum / max(readings, 1))), minimumAttenuation: minimum,
             secondsSinceLastScan: secondsSinceLastScan(at: group[0].aggregate.firstSeen, previousScanEnd: group[0].aggregate.previousScanEnd))
     }
 

@@ -27,13 +27,19 @@ public struct DetectionBudget: Sendable {
     /// - Returns: the time counted (pass it to `giveBack` if the run fails).
     /// - Throws: `DetectionWorkerError.rateLimited` with the time the next run is allowed.
     public func reserve(now: UnixTime, limit: Int) throws(DetectionWorkerError) -> UnixTime {
+        if let next = nextAllowed(now: now, limit: limit) { throw .rateLimited(nextAllowed: next) }
         var runs = load(now: now)
-        guard runs.count < limit else {
-            throw .rateLimited(nextAllowed: runs[runs.count - limit].adding(seconds: Self.window))
-        }
         runs.append(now)
         try save(runs)
         return now
+    }
+
+    /// When the next run is allowed, if `limit` runs were counted in the last 24 hours; `nil` when
+    /// one is allowed now.
+    public func nextAllowed(now: UnixTime, limit: Int) -> UnixTime? {
+        let runs = load(now: now)
+        guard runs.count >= limit, limit > 0 else { return nil }
+        return runs[runs.count - limit].adding(seconds: Self.window)
     }
 
     /// Uncounts a run that failed.

@@ -8,10 +8,11 @@ public struct DetectionOutcome: Sendable {
     public var result: DetectionResult?
     public var error: DetectionWorkerError?
 
-    /// Days with a v2 summary, a v1 exposure or a flagged per-day check.
+    /// Days with an exposure that scores (v2 summaries, or v1 exposures above the minimum risk
+    /// score), or a flagged per-day check, among everything stored.
     public var exposed: Bool {
         guard let result else { return false }
-        return !result.dailySummaries.isEmpty || (result.v1Summary?.matchedKeyCount ?? 0) > 0 || result.perDay.contains(where: \.exposed)
+        return !result.exposureDays.isEmpty || !result.dailySummaries.isEmpty || result.perDay.contains(where: \.exposed)
     }
 }
 

@@ -45,6 +45,12 @@ public actor DetectionWorker {
     private let budget: DetectionBudget
     private var running = false
     public private(set) var state: DetectionState
+    /// One result per matched key, kept 14 days (`exposure-results.json`).
+    public private(set) var results: ExposureResults
+    /// The owner's answer under the configured configuration, for the day it was computed on:
+    /// properties are read every second, and the answer changes only with a run, a new
+    /// configuration or the date.
+    private var cachedAnswer: (day: UTCDay, answer: ExposureAnswer)?
 
     public init(
         dataDirectory: DataDirectory, downloader: KeyFileDownloader, policy: SignaturePolicy, defaultConfiguration: ExposureConfiguration,
@@ -70,6 +76,19 @@ public actor DetectionWorker {
         self.logger = logger
         budget = DetectionBudget(dataDirectory: dataDirectory)
         state = DetectionState.load(from: dataDirectory)
+        let loaded = ExposureResults.load(from: dataDirectory)
+        results = loaded.results
+        if let problem = loaded.problem { logger.warning("stored exposure results", metadata: ["problem": "\(problem)"]) }
+        if loaded.migrated {
+            // Written now: the next save of the state file drops the windows it was read from.
+            do {
+                try loaded.results.save(to: dataDirectory)
+                logger.notice(
+                    "exposure windows of the previous format kept as stored results", metadata: ["windows": "\(loaded.results.legacyWindows.count)"])
+            } catch {
+                logger.warning("stored exposure results not migrated", metadata: ["error": "\(error)"])
+            }
+        }
     }
 
     /// Runs a detection now, with `configuration` or the configured one.
@@ -85,18 +104,27 @@ public actor DetectionWorker {
         let reservation = try budget.reserve(now: clock.now(), limit: limit)
         running = true
         defer { running = false }
-        let outcome: Result<(DetectionResult, [String]), DetectionWorkerError> = await withDeadline {
-            await self.perform(configuration: configuration)
+        let stored = results
+        let outcome: Result<(DetectionRun, [String]), DetectionWorkerError> = await withDeadline {
+            await self.perform(configuration: configuration, results: stored)
         }
         switch outcome {
-        case .success(let (result, files)):
-            // Only now, with the results stored, are the files processed.
+        case .success(let (run, files)):
+            let result = run.result
+            // Only now, with the results stored, are the files processed; files of an incomplete
+            // batch stay pending, to be matched when the rest of the batch is there.
+            do {
+                try run.results.save(to: dataDirectory)
+            } catch {
+                try? budget.giveBack(reservation, now: clock.now())
+                throw .storage("\(error)")
+            }
+            results = run.results
+            cachedAnswer = nil
             state.lastDetection = clock.now()
             state.lastError = nil
-            state.lastResultJSON = result.json.serialized()
-            state.windowsJSON = JSONValue.array(result.windows.map(DetectionResult.json)).serialized()
             try state.save(to: dataDirectory)
-            for file in files {
+            for file in files where !run.deferredFiles.contains(file) {
                 do {
                     try downloader.markProcessed(file)
                 } catch {
@@ -120,19 +148,56 @@ public actor DetectionWorker {
         return max(0, limit - budget.load(now: clock.now()).count)
     }
 
-    /// Scores the stored windows of the last run with another configuration, without matching.
-    public func rescore(_ configuration: ExposureConfiguration) -> DetectionResult? {
-        guard let windows = state.storedWindows() else { return nil }
-        return DetectionPipeline.score(
-            [], statistics: MatchStatistics(), files: [], configuration: configuration, today: UTCDay(containing: clock.now()),
-            windows: windows)
+    /// Scores every stored result with `configuration` (the configured one when `nil`), without
+    /// matching: GetExposureWindows and GetDailySummaries.
+    public func rescore(_ configuration: ExposureConfiguration? = nil) -> DetectionResult {
+        DetectionPipeline.score(results, configuration: configuration ?? defaultConfiguration, now: clock.now())
+    }
+
+    /// The days with an exposure in the last 14 days and when the latest began, under the
+    /// configured configuration.
+    public func exposureAnswer() -> ExposureAnswer {
+        let today = UTCDay(containing: clock.now())
+        if let cachedAnswer, cachedAnswer.day == today { return cachedAnswer.answer }
+        let result = rescore()
+        let answer = ExposureAnswer(days: result.exposureDays, lastExposure: result.lastExposure)
+        cachedAnswer = (today, answer)
+        return answer
+    }
+
+    /// ResetAllData: the stored results and the run state are deleted.
+    public func reset() throws(DetectionWorkerError) {
+        do {
+            try AtomicFile.remove(ExposureResults.path(in: dataDirectory))
+            try AtomicFile.remove(DetectionState.path(in: dataDirectory))
+        } catch {
+            throw .storage("\(error)")
+        }
+        results = ExposureResults()
+        cachedAnswer = nil
+        let next = state.nextDetection
+        state = DetectionState(nextDetection: next)
+    }
+
+    /// When the next run will happen: the timer's time, or later when the budget allows no run
+    /// then. `nil` when the timer is not running.
+    public func nextDetection() -> UnixTime? {
+        guard let scheduled = state.nextDetection else { return nil }
+        let limit = defaultConfiguration.isV1Only ? settings.runsPerDayV1 : settings.runsPerDayV2
+        guard let allowed = budget.nextAllowed(now: clock.now(), limit: limit) else { return scheduled }
+        return max(scheduled, allowed)
     }
 
     /// The timer: sleeps `interval ± jitter` between runs until cancelled. Refused and failed runs
     /// are logged and recorded; the timer goes on.
     public func runOnTimer() async {
         while !Task.isCancelled {
-            let delay = nextDelay()
+            var delay = nextDelay()
+            // A spent budget moves the run to when it is allowed, rather than letting it be refused.
+            let limit = defaultConfiguration.isV1Only ? settings.runsPerDayV1 : settings.runsPerDayV2
+            if let allowed = budget.nextAllowed(now: clock.now(), limit: limit) {
+                delay = max(delay, .seconds(allowed.seconds - clock.now().seconds))
+            }
             state.nextDetection = clock.now().adding(seconds: Int64(delay.components.seconds))
             try? state.save(to: dataDirectory)
             do {
@@ -179,7 +244,7 @@ public actor DetectionWorker {
     }
 
 
-    private func perform(configuration: ExposureConfiguration) async -> Result<(DetectionResult, [String]), DetectionWorkerError> {
+    private func perform(configuration: ExposureConfiguration, results: ExposureResults) async -> Result<(DetectionRun, [String]), DetectionWorkerError> {
         do {
             let pending = try await downloader.pendingFiles()
             var files = [(name: String, bytes: [UInt8])]()
@@ -190,11 +255,11 @@ public actor DetectionWorker {
             let pipeline = DetectionPipeline(
                 reader: ContactLogReader(dataDirectory: dataDirectory), policy: policy, parallelism: settings.parallelism)
             let observer = self.observer
-            let result = try await pipeline.run(files: files, configuration: configuration, today: UTCDay(containing: clock.now())) { done, total in
+            let run = try await pipeline.run(files: files, configuration: configuration, now: clock.now(), results: results) { done, total in
                 observer?.detectionProgress(keysDone: done, keysTotal: total)
             }
             try Task.checkCancellation()
-            return .success((result, pending))
+            return .success((run, pending))
         } catch let error as ClientError {
             return .failure(.download("\(error)"))
         } catch is CancellationError {
@@ -209,11 +274,11 @@ public actor DetectionWorker {
 
     /// Runs `body` and cancels it when the deadline passes first.
     private func withDeadline(
-        _ body: @escaping @Sendable () async -> Result<(DetectionResult, [String]), DetectionWorkerError>
-    ) async -> Result<(DetectionResult, [String]), DetectionWorkerError> {
+        _ body: @escaping @Sendable () async -> Result<(DetectionRun, [String]), DetectionWorkerError>
+    ) async -> Result<(DetectionRun, [String]), DetectionWorkerError> {
         let deadline = settings.deadline
         let sleeper = deadlineSleeper
-        return await withTaskGroup(of: Result<(DetectionResult, [String]), DetectionWorkerError>?.self) { group in
+        return await withTaskGroup(of: Result<(DetectionRun, [String]), DetectionWorkerError>?.self) { group in
             group.addTask { await body() }
             group.addTask {
                 do {
@@ -223,7 +288,7 @@ public actor DetectionWorker {
                 }
                 return .failure(.deadlineExceeded(after: deadline))
             }
-            var outcome: Result<(DetectionResult, [String]), DetectionWorkerError> = .failure(.deadlineExceeded(after: deadline))
+            var outcome: Result<(DetectionRun, [String]), DetectionWorkerError> = .failure(.deadlineExceeded(after: deadline))
             for await next in group {
                 guard let next else { continue }
                 outcome = next
@@ -243,7 +308,8 @@ public actor DetectionWorker {
                 "exposure detection finished",
                 metadata: [
                     "keys": "\(result.statistics.keys)", "matchedKeys": "\(result.statistics.matchedKeys)",
-                    "windows": "\(result.windows.count)", "exposedDays": "\(result.dailySummaries.count)",
+                    "newResults": "\(result.statistics.newResults)", "revisions": "\(result.statistics.revisions)",
+                    "windows": "\(result.windows.count)", "exposedDays": "\(result.exposureDays.count)",
                 ])
         }
         await observer?.detectionFinished(outcome)

@@ -2,6 +2,7 @@
 
 import ArgumentParser
 import DBus
+import ENCore
 import Foundation
 
 /// Options of every command that talks to gaend.
@@ -121,13 +122,15 @@ enum Output {
         }
     }
 
-    /// Unix seconds as `2026-11-21 16:20:00 UTC`, or "never" for 0.
+    /// A time as the daemon writes it everywhere (ISO 8601, UTC: `2026-11-21T10:00:00Z`).
     static func time(_ seconds: UInt64) -> String {
         guard seconds > 0 else { return "never" }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss 'UTC'"
-        return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
+        return UnixTime(exactlySeconds: seconds).map(ISO8601.format) ?? "\(seconds) s"
+    }
+
+    /// A JSON number without a needless fraction: 240, 12.5.
+    static func number(_ value: Any?) -> String {
+        guard let number = value as? Double ?? (value as? Int).map(Double.init) else { return "?" }
+        return number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number)
     }
 }

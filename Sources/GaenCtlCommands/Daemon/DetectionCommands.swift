@@ -48,20 +48,37 @@ struct DetectCommand: AsyncParsableCommand {
             return
         }
         let object = (try? JSONSerialization.jsonObject(with: Data(result.utf8))) as? [String: Any] ?? [:]
+        print(Self.answer(object))
         let statistics = object["statistics"] as? [String: Any] ?? [:]
         let files = object["files"] as? [[String: Any]] ?? []
         print("files: \(files.count), keys: \(statistics["keys"] ?? 0), matched keys: \(statistics["matched_keys"] ?? 0)")
+        print("stored results: \(statistics["new_results"] ?? 0) new, \(statistics["revisions"] ?? 0) revised")
         print("exposure windows: \((object["windows"] as? [Any])?.count ?? 0)")
         for summary in object["daily_summaries"] as? [[String: Any]] ?? [] {
-            print("  \(summary["day"] ?? "?"): score \(summary["maximum_score"] ?? 0) (sum \(summary["score_sum"] ?? 0))")
+            print("  \(summary["day"] ?? "?"): score \(Output.number(summary["score_sum"])) (maximum \(Output.number(summary["maximum_score"])))")
         }
+        if let v1 = object["v1_summary"] as? [String: Any] {
+            print("  v1: \(v1["matched_key_count"] ?? 0) keys, maximum risk score \(v1["maximum_risk_score"] ?? 0)")
+        }
+    }
+
+    /// The one line that answers the wearer: the latest day with an exposure and its score, or none.
+    static func answer(_ result: [String: Any]) -> String {
+        let days = result["exposure_days"] as? [String] ?? []
+        guard let latest = days.last else { return "no exposure in the last 14 days" }
+        let earlier = days.count > 1 ? " and \(days.count - 1) earlier day\(days.count == 2 ? "" : "s")" : ""
+        if let summary = (result["daily_summaries"] as? [[String: Any]])?.first(where: { $0["day"] as? String == latest }) {
+            return "exposure on \(latest) (score \(Output.number(summary["score_sum"])))\(earlier)"
+        }
+        let v1 = result["v1_summary"] as? [String: Any]
+        return "exposure on \(latest) (risk score \(v1?["maximum_risk_score"] ?? 0))\(earlier)"
     }
 }
 
 /// `gaenctl exposures [--windows | --summaries --config FILE]`.
 struct ExposuresCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "exposures", abstract: "The last detection's exposure windows (default) or daily summaries under a configuration.")
+        commandName: "exposures", abstract: "The exposure windows of the last 14 days (default), or their daily summaries under a configuration.")
 
     @OptionGroup var options: DaemonOptions
 
@@ -92,9 +109,47 @@ struct ExposuresCommand: AsyncParsableCommand {
             return
         }
         let list = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [[String: Any]] ?? []
-        if list.isEmpty { print(summaries ? "no daily summaries" : "no exposure windows") }
-        for entry in list {
-            print(entry.sorted { $0.key < $1.key }.filter { !($0.value is [Any]) }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
+        if summaries {
+            print(list.isEmpty ? "no daily summaries" : Self.summaryTable(list))
+        } else {
+            if list.isEmpty { print("no exposure windows") }
+            for window in list.sorted(by: { ($0["day"] as? String ?? "") < ($1["day"] as? String ?? "") }) { print(Self.windowText(window)) }
         }
+    }
+
+    /// A window and its scan instances, one per line.
+    static func windowText(_ window: [String: Any]) -> String {
+        let instances = window["scan_instances"] as? [[String: Any]] ?? []
+        var lines = [
+            "\(window["day"] ?? "?") \(window["report_type"] ?? "?"), infectiousness \(window["infectiousness"] ?? "?"),"
+                + " calibration \(window["calibration_confidence"] ?? "?"): \(instances.count) scan instance\(instances.count == 1 ? "" : "s")"
+        ]
+        for instance in instances {
+            lines.append(
+                "  typical \(instance["typical_attenuation"] ?? "?") dB, minimum \(instance["minimum_attenuation"] ?? "?") dB,"
+                    + " \(instance["seconds_since_last_scan"] ?? "?") s since the last scan")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// Daily summaries as a table: a row per day and per report type under it.
+    static func summaryTable(_ list: [[String: Any]]) -> String {
+        var rows = [["DAY", "REPORT TYPE", "MAXIMUM SCORE", "SCORE SUM", "WEIGHTED DURATION (s)"]]
+        for summary in list {
+            rows.append(["\(summary["day"] ?? "?")", "all"] + Self.sums(summary))
+            let byType = summary["by_report_type"] as? [String: Any] ?? [:]
+            for (type, value) in byType.sorted(by: { $0.key < $1.key }) {
+                rows.append(["", type] + Self.sums(value as? [String: Any] ?? [:]))
+            }
+        }
+        let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        return rows.map { row in
+            row.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }.joined(separator: "  ")
+                .trimmingCharacters(in: .whitespaces)
+        }.joined(separator: "\n")
+    }
+
+    static func sums(_ data: [String: Any]) -> [String] {
+        [Output.number(data["maximum_score"]), Output.number(data["score_sum"]), Output.number(data["weighted_duration_sum"])]
     }
 }

@@ -10,8 +10,9 @@ struct StatusCommand: AsyncParsableCommand {
 
     @OptionGroup var options: DaemonOptions
 
+    /// The answer to "was I exposed?" first, then the rest as bluetoothctl orders it.
     static let order = [
-        "Status", "AuthorizationStatus", "Enabled", "RadioBackend", "Advertising", "LastScanTime", "SightingsToday", "LastDetectionTime",
+        "ExposureDays", "LastExposureTime", "Status", "AuthorizationStatus", "Enabled", "RadioBackend", "Advertising", "LastScanTime", "SightingsToday", "LastDetectionTime",
         "LastDetectionError", "DetectionsRemaining", "NextDetectionTime", "Region", "Version",
     ]
 
@@ -28,6 +29,8 @@ struct StatusCommand: AsyncParsableCommand {
             let text: String =
                 switch value {
                 case .boolean(let flag): flag ? "yes" : "no"
+                case .array(_, let days) where name == "ExposureDays":
+                    days.isEmpty ? "none in the last 14 days" : days.map { "\(Output.plain($0))" }.joined(separator: ", ")
                 case .uint64(let seconds) where name.hasSuffix("Time"): Output.time(seconds)
                 case .string(let string) where string.isEmpty: "(none)"
                 default: "\(Output.plain(value))"

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+public import ENCore
+public import KeyFiles
+
+extension DetectionPipeline {
+    /// Every stored result of the last 14 days scored under `configuration`: what a run returns and
+    /// what GetExposureWindows and GetDailySummaries answer, without matching again.
+    public static func score(
+        _ results: ExposureResults, statistics: MatchStatistics = MatchStatistics(),
+        files: [(name: String, verdict: Verdict, keys: Int)] = [], configuration: ExposureConfiguration, now: UnixTime
+    ) -> DetectionResult {
+        let today = UTCDay(containing: now)
+        let v2 = configuration.v2 ?? V2Configuration()
+        let stored = results.results
+        var windows = stored.flatMap { WindowBuilder.windows(for: $0.match, configuration: v2) } + results.legacyWindows
+        windows.removeAll { !ExposureResults.isRetained($0.day, today: today) }
+        windows.shuffle()
+        var v1Summary: V1Summary?
+        var v1Exposures = [V1ExposureInfo]()
+        var v1Days = Set<UTCDay>()
+        var v1Last: UnixTime?
+        if let v1 = configuration.v1 {
+            let perKey = stored.map { result in
+                let infos = V1Scorer.exposures(for: result.match, configuration: v1, now: now).filter {
+                    ExposureResults.isRetained($0.date, today: today)
+                }
+                // v1 dates an exposure by its key's day; the time is the key's latest sighting.
+                for info in infos where info.totalRiskScore > 0 { v1Days.insert(info.date) }
+                if infos.contains(where: { $0.totalRiskScore > 0 }), let last = result.match.sightings.map(\.aggregate.firstSeen).max() {
+                    v1Last = max(v1Last ?? last, last)
+                }
+                return infos
+            }
+            v1Exposures = perKey.flatMap { $0 }
+            v1Summary = V1Scorer.summary(perKey)
+        }
+        let scoresV2 = configuration.v2 != nil || configuration.v1 == nil
+        let summaries = scoresV2 ? DailySummaryScorer.summaries(windows, configuration: v2, today: today) : []
+        // The owner's answer: the days that score, under v2 when it is configured, else under v1.
+        let exposureDays: [UTCDay]
+        let lastExposure: UnixTime?
+        if scoresV2 {
+            exposureDays = summaries.map(\.day)
+            lastExposure =
+                windows.filter { DailySummaryScorer.score($0, configuration: v2, today: today) != nil }
+                .map { $0.start ?? $0.day.start }.max()
+        } else {
+            exposureDays = v1Days.sorted()
+            lastExposure = v1Last
+        }
+        return DetectionResult(
+            windows: windows, dailySummaries: summaries, v1Summary: v1Summary, v1Exposures: v1Exposures,
+            perDay: configuration.perDay.map { PerDayCheck.results(windows, configuration: $0) } ?? [],
+            exposureDays: exposureDays, lastExposure: lastExposure, statistics: statistics, files: files)
+    }
+}
