@@ -113,8 +113,8 @@ check: deps test-peers
 # threads' stacks in a way AddressSanitizer reports (a trap is then reported by the runtime's
 # one-line message alone). LeakSanitizer is off: corelibs Foundation, libcurl and libcrypto leave
 # allocations to the exit that it cannot attribute (docs/ARCHITECTURE.md, "Sanitizers").
-SANITIZER_ENV = SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 \
-	TSAN_OPTIONS=halt_on_error=0:second_deadlock_stack=1:suppressions=$(CURDIR)/testbed/sanitizers/tsan.supp
+TSAN_FLAGS = halt_on_error=0:second_deadlock_stack=1:suppressions=$(CURDIR)/testbed/sanitizers/tsan.supp
+SANITIZER_ENV = SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 TSAN_OPTIONS=$(TSAN_FLAGS)
 # The suites of the concurrent parts, for ThreadSanitizer.
 TSAN_SUITES = DBusTests|HCITests|DetectionTests|KeyServerTests
 
@@ -131,11 +131,17 @@ check-asan: deps test-peers
 # Swift's Mutex takes a contended lock in code TSan does not see; the preloaded wrapper
 # (testbed/sanitizers/mutex_tsan.c, built with the toolchain's clang for its swiftcall) shows it.
 SWIFT_CLANG = $(dir $(realpath $(shell command -v $(SWIFT))))clang
+# Reports go to files (log_path) and are printed shortened after the run, last, so that the lines
+# naming a race end the log (testbed/sanitizers/summarize-reports); the files keep every frame.
+TSAN_REPORTS = $(CURDIR)/.build-tsan/reports
 check-tsan: deps test-peers
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
 	$(SWIFT_CLANG) -shared -fPIC -O1 -o .build-tsan/mutex_tsan.so testbed/sanitizers/mutex_tsan.c -ldl
-	$(TEST_ENV) $(SANITIZER_ENV) LD_PRELOAD=$(CURDIR)/.build-tsan/mutex_tsan.so \
-		$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter '$(TSAN_SUITES)'
+	rm -rf $(TSAN_REPORTS) && mkdir -p $(TSAN_REPORTS)
+	status=0; $(TEST_ENV) $(SANITIZER_ENV) LD_PRELOAD=$(CURDIR)/.build-tsan/mutex_tsan.so \
+		TSAN_OPTIONS=$(TSAN_FLAGS):log_path=$(TSAN_REPORTS)/report \
+		$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter '$(TSAN_SUITES)' || status=$$?; \
+	testbed/sanitizers/summarize-reports $(TSAN_REPORTS) || status=1; exit $$status
 
 # The unit, D-Bus policy and polkit actions, installed into a scratch DESTDIR and checked with
 # systemd-analyze (verify, security exposure <= 2.5), a private dbus-daemon and an XML parser.

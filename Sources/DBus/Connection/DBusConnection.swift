@@ -100,9 +100,8 @@ public final class DBusConnection: Sendable {
         }
         let milliseconds = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
         let result: Result<DBusMessage, DBusError> = await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                pump.submit(
-                    .send(Pump.MessagePointer(pointer: pointer), reply: { continuation.resume(returning: $0) }, id: id, timeoutMilliseconds: milliseconds))
+            await HandOff.await { reply in
+                pump.submit(.send(Pump.MessagePointer(pointer: pointer), reply: reply, id: id, timeoutMilliseconds: milliseconds))
             }
         } onCancel: {
             pump.submit(.cancel(id: id))

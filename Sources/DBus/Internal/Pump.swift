@@ -55,9 +55,7 @@ final class Pump: @unchecked Sendable {
         // Messages are built on callers' threads: libdbus's global locks must be real ones.
         guard dbus_threads_init_default() != 0 else { throw DBusError(.noMemory, "dbus_threads_init_default") }
         let pump = try Pump(events: events)
-        let result: Result<Void, DBusError> = await withCheckedContinuation { continuation in
-            pump.spawn(address) { continuation.resume(returning: $0) }
-        }
+        let result: Result<Void, DBusError> = await HandOff.await { done in pump.spawn(address, opened: done) }
         try result.get()
         return pump
     }

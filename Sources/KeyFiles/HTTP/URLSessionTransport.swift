@@ -32,19 +32,24 @@ public struct URLSessionTransport: HTTPTransport {
         let collector = BodyCollector(limit: request.maximumResponseBytes)
         let session = URLSession(configuration: configuration, delegate: collector, delegateQueue: nil)
         defer { session.finishTasksAndInvalidate() }
-        let outcome: Result<HTTPResponse, HTTPError> = await withCheckedContinuation { continuation in
+        await withCheckedContinuation { continuation in
             collector.start(continuation, url: request.url, timeout: request.timeout)
             session.dataTask(with: urlRequest).resume()
         }
-        return try outcome.get()
+        return try collector.takeOutcome().get()
     }
 }
 
 /// Collects one response for `URLSessionTransport`, cancelling the task when the body passes the
 /// limit. @unchecked Sendable: every mutable field is behind `state`'s mutex.
+///
+/// The outcome stays in `state` and the continuation only wakes the task, which then takes it under
+/// the mutex: an order ThreadSanitizer sees even when the delegate's thread resumes before the task
+/// has suspended (the runtime's fast path then orders the two sides where TSan cannot see it).
 private final class BodyCollector: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     private struct State {
-        var continuation: CheckedContinuation<Result<HTTPResponse, HTTPError>, Never>?
+        var continuation: CheckedContinuation<Void, Never>?
+        var outcome: Result<HTTPResponse, HTTPError>?
         var url = ""
         var timeout = Duration.zero
         var status = 0
@@ -60,7 +65,12 @@ private final class BodyCollector: NSObject, URLSessionDataDelegate, @unchecked 
         self.limit = limit
     }
 
-    func start(_ continuation: CheckedContinuation<Result<HTTPResponse, HTTPError>, Never>, url: String, timeout: Duration) {
+    /// The outcome, once the continuation was resumed.
+    func takeOutcome() -> Result<HTTPResponse, HTTPError> {
+        state.withLock { state in state.outcome.take() ?? .failure(.transport(url: state.url, reason: "the session ended without an outcome")) }
+    }
+
+    func start(_ continuation: CheckedContinuation<Void, Never>, url: String, timeout: Duration) {
         state.withLock {
             $0.continuation = continuation
             $0.url = url
@@ -103,19 +113,24 @@ private final class BodyCollector: NSObject, URLSessionDataDelegate, @unchecked 
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        let (continuation, result) = state.withLock { state -> (CheckedContinuation<Result<HTTPResponse, HTTPError>, Never>?, Result<HTTPResponse, HTTPError>) in
+        let continuation = state.withLock { state -> CheckedContinuation<Void, Never>? in
             let continuation = state.continuation
             state.continuation = nil
-            if state.tooLarge { return (continuation, .failure(.responseTooLarge(url: state.url, limit: limit))) }
-            if let error {
-                let nsError = error as NSError
-                if nsError.domain == NSURLErrorDomain, nsError.code == NSURLErrorTimedOut {
-                    return (continuation, .failure(.timedOut(url: state.url, after: state.timeout)))
-                }
-                return (continuation, .failure(.transport(url: state.url, reason: nsError.localizedDescription)))
-            }
-            return (continuation, .success(HTTPResponse(status: state.status, headers: state.headers, body: state.body)))
+            state.outcome = Self.outcome(of: state, error: error, limit: limit)
+            return continuation
         }
-        continuation?.resume(returning: result)
+        continuation?.resume()
+    }
+
+    private static func outcome(of state: State, error: (any Error)?, limit: Int) -> Result<HTTPResponse, HTTPError> {
+        if state.tooLarge { return .failure(.responseTooLarge(url: state.url, limit: limit)) }
+        if let error {
+            let nsError = error as NSError
+            if nsError.domain == NSURLErrorDomain, nsError.code == NSURLErrorTimedOut {
+                return .failure(.timedOut(url: state.url, after: state.timeout))
+            }
+            return .failure(.transport(url: state.url, reason: nsError.localizedDescription))
+        }
+        return .success(HTTPResponse(status: state.status, headers: state.headers, body: state.body))
     }
 }
