@@ -101,6 +101,14 @@ struct ExposureDaemonTests {
         #expect(status.dropFirst().first == "\tExposureDays: \(day)", "\(status)")
         #expect(status.dropFirst(2).first?.hasPrefix("\tLastExposureTime: \(day)T09:00:00Z") == true, "\(status)")
         #expect(try harness.status()["ExposureDays"] as? [String] == [day.description])
+        // The answer was announced with PropertiesChanged.
+        try eventually("ExposureDays in PropertiesChanged") {
+            (try? String(contentsOfFile: watchOutput, encoding: .utf8))?.contains(#""ExposureDays":[""# + day.description) == true
+        }
+        // ResetAllData deletes the stored results with everything else.
+        #expect(try harness.ctl(["reset", "--yes"]).status == 0)
+        #expect(try harness.status()["ExposureDays"] as? [String] == [])
+        #expect(try harness.ctl(["exposures"]).standardOutput == "no exposure windows\n")
 
         // SIGHUP and SIGTERM, as systemd sees them.
         kill(harness.daemon.processIdentifier, SIGHUP)
