@@ -41,6 +41,9 @@ public enum KeyHistoryFile {
         let bytes: [UInt8]?
         do {
             bytes = try AtomicFile.read(path, limit: maximumSize)
+        } catch where error.isTooLarge {
+            // The writer never writes more than this: a larger file is not one of ours.
+            throw .unreadable(path: path, reason: "\(error)")
         } catch {
             throw .storage(error)
         }

@@ -59,6 +59,30 @@ public actor KeySchedule {
         }
     }
 
+    /// The daemon's way in: as `init`, but a file that is not a key history (a damaged header, or
+    /// one past the size limit) is moved aside as `tek-history.unreadable-<unix seconds>`, kept
+    /// byte for byte, and a new history is started, so that no data file stops gaend from starting.
+    /// The tools use `init`, which leaves such a file as it is.
+    public static func openSettingAside(
+        dataDirectory: DataDirectory, clock: any WallClock, logger: Logger = Logger(label: "gaend.keys")
+    ) throws(KeyHistoryError) -> KeySchedule {
+        do {
+            return try KeySchedule(dataDirectory: dataDirectory, clock: clock, logger: logger)
+        } catch {
+            guard case .unreadable(let path, let reason) = error else { throw error }
+            let aside = path + ".unreadable-\(clock.now().seconds)"
+            do {
+                try AtomicFile.move(path, to: aside)
+            } catch {
+                throw .storage(error)
+            }
+            logger.error(
+                "key history unreadable; moved aside, a new history starts (keys of the old one cannot be shared)",
+                metadata: ["reason": "\(reason)", "movedTo": "\(aside)"])
+            return try KeySchedule(dataDirectory: dataDirectory, clock: clock, logger: logger)
+        }
+    }
+
     /// The keys held now, oldest first. Read-only: nothing is pruned or made.
     public func history() -> [HistoryKey] { keys }
 

@@ -48,7 +48,7 @@ public final class AppendOnlyFile {
     public func readAll(limit: Int) throws(FileSystemError) -> [UInt8] {
         let size = try self.size()
         guard size <= Int64(limit) else {
-            throw FileSystemError(operation: "reading", path: path, errno: 0, detail: "\(size) bytes, over the \(limit)-byte limit")
+            throw FileSystemError(operation: "reading", path: path, errno: EFBIG, detail: "\(size) bytes, over the \(limit)-byte limit")
         }
         var bytes = [UInt8](repeating: 0, count: Int(size))
         let count = try bytes.withUnsafeMutableBytes { raw in

@@ -22,6 +22,9 @@ public struct FileSystemError: Error, Equatable, Sendable, CustomStringConvertib
     /// Whether the failure is ENOENT: the path does not exist.
     public var isNotFound: Bool { errno == ENOENT }
 
+    /// Whether the file was larger than the reader's limit (EFBIG, as the readers report it).
+    public var isTooLarge: Bool { errno == EFBIG }
+
     /// Whether the failure is a lock held by another process (EWOULDBLOCK).
     public var isLockHeld: Bool { errno == EWOULDBLOCK }
 

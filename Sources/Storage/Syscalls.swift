@@ -40,7 +40,7 @@ enum Syscall {
             if count == 0 { return bytes }
             bytes += chunk[0..<count]
             if bytes.count > limit {
-                throw FileSystemError(operation: "reading", path: path, errno: 0, detail: "larger than the \(limit)-byte limit")
+                throw FileSystemError(operation: "reading", path: path, errno: EFBIG, detail: "larger than the \(limit)-byte limit")
             }
         }
     }

@@ -154,7 +154,7 @@ struct Gaend: AsyncParsableCommand {
         let keys: KeySchedule
         let log: ContactLogWriter
         do {
-            keys = try KeySchedule(dataDirectory: data, clock: clock, logger: Logger(label: "gaend.keys"))
+            keys = try KeySchedule.openSettingAside(dataDirectory: data, clock: clock, logger: Logger(label: "gaend.keys"))
             try await keys.pruneExpiredKeys()
             log = try ContactLogWriter(dataDirectory: data, clock: clock, logger: Logger(label: "gaend.contacts"))
         } catch {

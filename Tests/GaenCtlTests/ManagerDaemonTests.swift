@@ -194,10 +194,14 @@ struct ManagerDaemonTests {
     }
 
     /// `gaenctl watch --json` writing to `output`; returns once it is watching.
-    static func startWatch(_ harness: ManagerHarness, output: String, count: Int?) throws -> Process {
+    /// `gaenctl watch --json` in the background; with `user`, run through setpriv with those
+    /// arguments (`--reuid=65534 …`), as another local user.
+    static func startWatch(_ harness: ManagerHarness, output: String, count: Int?, user: [String] = []) throws -> Process {
         let process = Process()
-        process.executableURL = try ToolRunner.productsDirectory().appendingPathComponent("gaenctl")
-        process.arguments = ["watch", "--json", "--bus", harness.bus.address] + (count.map { ["--count", "\($0)"] } ?? [])
+        let gaenctl = try ToolRunner.productsDirectory().appendingPathComponent("gaenctl")
+        let watch = ["watch", "--json", "--bus", harness.bus.address] + (count.map { ["--count", "\($0)"] } ?? [])
+        process.executableURL = user.isEmpty ? gaenctl : URL(fileURLWithPath: "/usr/bin/setpriv")
+        process.arguments = user.isEmpty ? watch : user + [gaenctl.path] + watch
         _ = FileManager.default.createFile(atPath: output, contents: nil)
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
         process.standardError = FileHandle.nullDevice

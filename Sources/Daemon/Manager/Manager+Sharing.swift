@@ -53,9 +53,10 @@ extension Manager {
         }
         var next = owner
         next.testResults[index].shared = true
-        next.revisionToken = published.revisionToken ?? owner.revisionToken
+        // A token too long to keep is dropped: the next share then publishes without revising.
+        next.revisionToken = published.revisionToken.flatMap { $0.utf8.count <= OwnerState.maximumRevisionTokenBytes ? $0 : nil } ?? owner.revisionToken
         try next.save(to: dataDirectory)
         owner = next
-        logger.notice("diagnosis keys shared", metadata: ["keys": "\(keys.count)", "inserted": "\(published.insertedExposures)"])
+        logger.info("diagnosis keys shared", metadata: ["keys": "\(keys.count)", "inserted": "\(published.insertedExposures)"])
     }
 }

@@ -65,7 +65,9 @@ public actor Manager {
         self.clock = clock
         self.transport = transport
         self.logger = logger
-        owner = try OwnerState.load(from: dataDirectory)
+        let loaded = OwnerState.load(from: dataDirectory)
+        owner = loaded.state
+        if let problem = loaded.problem { logger.error("the owner's settings", metadata: ["problem": "\(problem)"]) }
         gate.set(owner.enabled)
     }
 
@@ -79,6 +81,7 @@ public actor Manager {
     public func enableFromConfiguration() throws(ManagerError) {
         guard !owner.enabled else { return }
         try setEnabled(true)
+        logger.notice("exposure notification enabled by the configuration (enable = true)")
     }
 
     public func setEnabled(_ enabled: Bool) throws(ManagerError) {
@@ -89,7 +92,8 @@ public actor Manager {
         try next.save(to: dataDirectory)
         owner = next
         gate.set(enabled)
-        logger.notice("exposure notification \(enabled ? "enabled" : "disabled")")
+        // The caller's audit line (ManagerObject) is the notice; this is the detail.
+        logger.info("exposure notification \(enabled ? "enabled" : "disabled")")
     }
 
     private func requireAuthorized() throws(ManagerError) {
@@ -194,6 +198,9 @@ public actor Manager {
         if let symptomOnset, symptomOnset.seconds > now.seconds + 86_400 || symptomOnset.seconds < now.seconds - 30 * 86_400 {
             throw .badParameter(field: "SymptomOnset", problem: "\(symptomOnset) is not within the last 30 days")
         }
+        guard owner.testResults.count < OwnerState.maximumTestResults else {
+            throw .failed("\(OwnerState.maximumTestResults) test results are recorded, the most gaend keeps; ResetAllData starts afresh")
+        }
         let id = "t\(now.seconds)-\(owner.testResults.count + 1)"
         var next = owner
         next.testResults.append(TestResult(id: id, testDate: testDate, kind: kind, symptomOnset: symptomOnset, added: now, shared: false))
@@ -220,7 +227,7 @@ public actor Manager {
             throw .internal("resetting: \(error)")
         }
         owner = OwnerState()
-        logger.notice("all data reset")
+        logger.info("all data reset")
     }
 
     // MARK: Properties

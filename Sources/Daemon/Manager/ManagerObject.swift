@@ -3,6 +3,7 @@
 public import DBus
 public import Detection
 import ENCore
+public import Logging
 import Synchronization
 
 /// org.gaend.Manager1 at /org/gaend/Manager: the table of methods, properties and signals
@@ -17,12 +18,18 @@ public struct ManagerObject: Sendable {
     let authorizer: Authorizer
     /// Asks the property publisher to look for changes now.
     let changed: @Sendable () -> Void
+    /// The audit trail: one notice line per call that releases keys, shares, resets, enables or
+    /// disables, or records a test result, with the caller's uid as the bus knows it.
+    let audit: Logger
 
-    public init(manager: Manager, bus: DBusConnection, changed: @escaping @Sendable () -> Void) {
+    public init(
+        manager: Manager, bus: DBusConnection, changed: @escaping @Sendable () -> Void, audit: Logger = Logger(label: "gaend.audit")
+    ) {
         self.manager = manager
         self.bus = bus
         self.authorizer = Authorizer(bus: bus)
         self.changed = changed
+        self.audit = audit
     }
 
     static let keysType = DBusType.array(.structure([.array(.byte), .uint32, .uint32, .uint32]))
@@ -34,13 +41,27 @@ public struct ManagerObject: Sendable {
     }
 
     /// Runs `body`, maps its failure to its D-Bus name, and has the properties looked at after.
-    private func perform(_ body: () async throws(ManagerError) -> [DBusValue]) async throws -> [DBusValue] {
+    /// With `audited`, one notice line records the action, the caller's uid and the outcome (and how
+    /// many keys left, never the keys).
+    private func perform(
+        _ call: DBusMethodCall, audited action: String? = nil, _ body: () async throws(ManagerError) -> [DBusValue]
+    ) async throws -> [DBusValue] {
         defer { changed() }
         do {
-            return try await body()
+            let result = try await body()
+            if let action { await record(action, call, outcome: "done", keys: action.hasPrefix("key release") ? result.first?.arrayElements?.count : nil) }
+            return result
         } catch {
+            if let action { await record(action, call, outcome: error.dbusError.name.rawValue, keys: nil) }
             throw error.dbusError
         }
+    }
+
+    private func record(_ action: String, _ call: DBusMethodCall, outcome: String, keys: Int?) async {
+        let uid = (try? await CallerIdentity.uid(of: call.sender, on: bus)).flatMap { $0.map { "\($0)" } } ?? "unknown"
+        var metadata: Logger.Metadata = ["uid": "\(uid)", "sender": "\(call.sender)", "outcome": "\(outcome)"]
+        if let keys { metadata["keys"] = "\(keys)" }
+        audit.notice("\(action)", metadata: metadata)
     }
 
     public var table: DBusInterface {
@@ -51,51 +72,55 @@ public struct ManagerObject: Sendable {
             name: Self.interface,
             methods: [
                 DBusMethod("SetEnabled", inputs: [.init("enabled", .boolean)]) { call in
-                    try await perform { () throws(ManagerError) in
+                    try await perform(call, audited: call.arguments[0].boolean == true ? "enable" : "disable") { () throws(ManagerError) in
                         try await manager.setEnabled(call.arguments[0].boolean ?? false)
                         return []
                     }
                 },
                 DBusMethod("GetDiagnosisKeys", outputs: [.init("keys", Self.keysType)]) { call in
-                    try await perform { () throws(ManagerError) in
+                    try await perform(call, audited: "key release (GetDiagnosisKeys)") { () throws(ManagerError) in
                         try await authorizer.check(call.sender, .releaseKeys)
                         return [Self.keys(try await manager.diagnosisKeys())]
                     }
                 },
                 DBusMethod("GetTestDiagnosisKeys", outputs: [.init("keys", Self.keysType)]) { call in
-                    try await perform { () throws(ManagerError) in
+                    try await perform(call, audited: "key release (GetTestDiagnosisKeys)") { () throws(ManagerError) in
                         try await authorizer.check(call.sender, .releaseKeys)
                         return [Self.keys(try await manager.testDiagnosisKeys())]
                     }
                 },
                 DBusMethod("PreAuthorizeDiagnosisKeys") { call in
-                    try await perform { () throws(ManagerError) in
+                    try await perform(call, audited: "key release pre-authorized") { () throws(ManagerError) in
                         try await authorizer.check(call.sender, .releaseKeys)
                         try await manager.preAuthorize()
                         return []
                     }
                 },
-                DBusMethod("RequestPreAuthorizedDiagnosisKeys") { _ in
-                    try await perform { () throws(ManagerError) in
+                DBusMethod("RequestPreAuthorizedDiagnosisKeys", outputs: [.init("keys", Self.keysType)]) { call in
+                    try await perform(call, audited: "key release (RequestPreAuthorizedDiagnosisKeys)") { () throws(ManagerError) in
                         // The pre-authorization is the owner's consent: no second polkit check.
-                        let keys = try await manager.requestPreAuthorizedKeys()
-                        try? bus.emit(path: Self.path, interface: Self.interface, member: "DiagnosisKeysAvailable", [Self.keys(keys)])
-                        return []
+                        let keys = Self.keys(try await manager.requestPreAuthorizedKeys())
+                        // To the caller alone: in the reply, and in a signal addressed to its unique
+                        // name (Apple's handler). A signal without a destination goes to every
+                        // connection with a match rule, whoever it belongs to.
+                        try? bus.send(
+                            .signal(path: Self.path, interface: Self.interface, member: "DiagnosisKeysAvailable", [keys], destination: call.sender))
+                        return [keys]
                     }
                 },
                 DBusMethod("DetectExposures", inputs: [.init("configuration", .string)], outputs: [.init("result", .string)]) { call in
-                    try await perform { () throws(ManagerError) in [.string(try await manager.detect(configurationJSON: call.arguments[0].string ?? ""))] }
+                    try await perform(call) { () throws(ManagerError) in [.string(try await manager.detect(configurationJSON: call.arguments[0].string ?? ""))] }
                 },
                 DBusMethod("GetExposureWindows", outputs: [.init("windows", .string)]) { _ in
                     [.string(await manager.exposureWindows())]
                 },
                 DBusMethod("GetDailySummaries", inputs: [.init("configuration", .string)], outputs: [.init("summaries", .string)]) { call in
-                    try await perform { () throws(ManagerError) in
+                    try await perform(call) { () throws(ManagerError) in
                         [.string(try await manager.dailySummaries(configurationJSON: call.arguments[0].string ?? ""))]
                     }
                 },
                 DBusMethod("AddTestResult", inputs: [.init("result", .dictionary(key: .string, value: .variant))], outputs: [.init("id", .string)]) { call in
-                    try await perform { () throws(ManagerError) in
+                    try await perform(call, audited: "test result added") { () throws(ManagerError) in
                         let fields = call.arguments[0].stringKeyed ?? [:]
                         for key in fields.keys where !["TestDate", "Type", "SymptomOnset"].contains(key) {
                             throw .badParameter(field: key, problem: "not a test result key (TestDate, Type, SymptomOnset)")
@@ -123,14 +148,14 @@ public struct ManagerObject: Sendable {
                     [.array(element: .dictionary(key: .string, value: .variant), await manager.testResults().map(Self.testResult))]
                 },
                 DBusMethod("ShareDiagnosisKeys", inputs: [.init("testResultId", .string), .init("code", .string)]) { call in
-                    try await perform { () throws(ManagerError) in
+                    try await perform(call, audited: "keys shared") { () throws(ManagerError) in
                         try await authorizer.check(call.sender, .releaseKeys)
                         try await manager.share(testResultID: call.arguments[0].string ?? "", code: call.arguments[1].string ?? "")
                         return []
                     }
                 },
                 DBusMethod("ResetAllData") { call in
-                    try await perform { () throws(ManagerError) in
+                    try await perform(call, audited: "reset") { () throws(ManagerError) in
                         try await authorizer.check(call.sender, .reset)
                         try await manager.resetAll()
                         return []

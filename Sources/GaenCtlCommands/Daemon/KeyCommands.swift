@@ -47,7 +47,7 @@ struct PreauthorizeCommand: AsyncParsableCommand {
 
     @OptionGroup var options: DaemonOptions
 
-    @Flag(help: "RequestPreAuthorizedDiagnosisKeys: release the keys now; they arrive by signal and are printed.")
+    @Flag(help: "RequestPreAuthorizedDiagnosisKeys: release the keys now, and print them.")
     var request = false
 
     func run() async throws {
@@ -57,14 +57,9 @@ struct PreauthorizeCommand: AsyncParsableCommand {
             print(options.json ? Output.json(["preauthorized": true]) : "key release pre-authorized for 5 days")
             return
         }
-        // Listen first: the keys come in DiagnosisKeysAvailable, sent before the call's reply.
-        let signals = try await client.signals()
-        _ = try await client.call("RequestPreAuthorizedDiagnosisKeys")
-        for await signal in signals where signal.member == "DiagnosisKeysAvailable" {
-            KeysCommand.print(signal.body.first ?? .array(element: .byte, []), json: options.json)
-            return
-        }
-        throw OperationError("gaend left the bus before sending the keys", exitCode: .daemonUnreachable)
+        // The keys come in the reply (and in a DiagnosisKeysAvailable signal addressed to us alone).
+        let reply = try await client.call("RequestPreAuthorizedDiagnosisKeys")
+        KeysCommand.print(reply.first ?? .array(element: .byte, []), json: options.json)
     }
 }
 
