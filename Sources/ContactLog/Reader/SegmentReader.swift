@@ -44,8 +44,11 @@ enum SegmentReader {
         }
 
         // Damaged records are held back until an intact one follows: only then are they "in the
-        // middle". Whatever is still held at the end is the torn tail.
-        var pending = [SegmentReport.Problem]()
+        // middle". Whatever is still held at the end is the torn tail. They are held as a run (its
+        // first offset and length), not one by one, so that a segment of a million damaged records
+        // costs no more memory than a clean one.
+        var pendingStart = Int64(0)
+        var pendingCount = 0
         var intactEnd = Int64(SegmentFormat.headerSize)
         var offset = Int64(SegmentFormat.headerSize)
         while offset < report.size {
@@ -62,16 +65,19 @@ enum SegmentReader {
                 let recordOffset = offset + Int64(index * SegmentFormat.recordSize)
                 let raw = UnsafeRawPointer(buffer.baseAddress! + index * SegmentFormat.recordSize)
                 guard RecordCodec.isIntact(raw), let type = SegmentFormat.RecordType(rawValue: raw.load(as: UInt8.self)) else {
-                    pending.append(.init(kind: .corrupt, offset: recordOffset, reason: "checksum mismatch or unknown record type"))
+                    if pendingCount == 0 { pendingStart = recordOffset }
+                    pendingCount += 1
                     continue
                 }
-                report.problems += pending
-                pending.removeAll()
+                if pendingCount > 0 {
+                    report.addCorrupt(run: pendingStart, count: pendingCount)
+                    pendingCount = 0
+                }
                 intactEnd = recordOffset + Int64(SegmentFormat.recordSize)
                 do {
                     _ = try RecordCodec.decode(raw, day: day)
                 } catch {
-                    report.problems.append(.init(kind: .outOfDay, offset: recordOffset, reason: "\(error)"))
+                    report.addOutOfDay(at: recordOffset, reason: "\(error)")
                     continue
                 }
                 switch type {

@@ -28,7 +28,14 @@ public struct SegmentReport: Hashable, Sendable {
     public var unreadable: String?
     public var aggregates: Int = 0
     public var scanWindows: Int = 0
-    public var problems: [Problem] = []
+    /// The first `listedProblemsLimit` problems, in file order; `corruptRecords` and
+    /// `outOfDayRecords` count all of them. Listing every one would let a damaged segment cost
+    /// memory in proportion to its size.
+    public internal(set) var problems: [Problem] = []
+    /// Damaged records in the middle: checksum mismatch or unknown type, with intact records after.
+    public internal(set) var corruptRecords = 0
+    /// Intact records whose times do not fall in the segment's day.
+    public internal(set) var outOfDayRecords = 0
     /// Bytes at the end that are not whole intact records: what a crash mid-write leaves. The writer
     /// cuts them off when it opens the segment; readers leave them alone.
     public var tornTailBytes: Int64 = 0
@@ -41,9 +48,25 @@ public struct SegmentReport: Hashable, Sendable {
         self.size = size
     }
 
-    public var corruptRecords: Int { problems.count { $0.kind == .corrupt } }
-    public var outOfDayRecords: Int { problems.count { $0.kind == .outOfDay } }
+    /// How many problems `problems` lists at most.
+    public static let listedProblemsLimit = 100
 
     /// Nothing torn, corrupt, out of day or unreadable.
-    public var isIntact: Bool { unreadable == nil && problems.isEmpty && tornTailBytes == 0 }
+    public var isIntact: Bool { unreadable == nil && corruptRecords == 0 && outOfDayRecords == 0 && tornTailBytes == 0 }
+
+    /// Counts `count` consecutive damaged records from byte `start`, listing those the limit allows.
+    mutating func addCorrupt(run start: Int64, count: Int) {
+        corruptRecords += count
+        let listed = min(count, Self.listedProblemsLimit - problems.count)
+        for index in 0..<max(0, listed) {
+            problems.append(
+                Problem(kind: .corrupt, offset: start + Int64(index * SegmentFormat.recordSize), reason: "checksum mismatch or unknown record type"))
+        }
+    }
+
+    /// Counts an intact record outside the day, listing it if the limit allows.
+    mutating func addOutOfDay(at offset: Int64, reason: String) {
+        outOfDayRecords += 1
+        if problems.count < Self.listedProblemsLimit { problems.append(Problem(kind: .outOfDay, offset: offset, reason: reason)) }
+    }
 }

@@ -8,9 +8,10 @@ public import Storage
 ///
 /// Records are only ever appended. The records of a scan window are encoded together and written
 /// with one `write` per segment they touch; the durability policy then decides whether to fsync.
-/// On open, every segment is checked: a torn tail is cut off (and logged with its byte counts), a
-/// damaged record in the middle is counted and left in place, a segment whose header is unreadable is
-/// moved aside. An exclusive lock keeps a second writer out.
+/// On open, every segment is checked: a torn tail is cut off (and logged with its byte counts), after
+/// copying the segment aside if the tail is more than a torn record's worth; a damaged record in the
+/// middle is counted and left in place; a segment whose header is unreadable is moved aside. An
+/// exclusive lock keeps a second writer out.
 public actor ContactLogWriter {
     public nonisolated let directory: DataDirectory
     public let policy: DurabilityPolicy
@@ -68,7 +69,7 @@ public actor ContactLogWriter {
         lastPruneDay = today
         todayCount = (today, 0)
         var report = RecoveryReport()
-        try Self.recover(directory: directory, today: today, retentionDays: retentionDays, logger: logger, into: &report)
+        try Self.recover(directory: directory, now: clock.now(), retentionDays: retentionDays, logger: logger, into: &report)
         recovery = report
         // Today's sightings so far, for the API's SightingsToday after a restart.
         if let counts = try? ContactLogStatistics(reader: ContactLogReader(dataDirectory: dataDirectory), days: today...today).days[today] {
@@ -208,8 +209,9 @@ public actor ContactLogWriter {
     }
 
     private static func recover(
-        directory: DataDirectory, today: UTCDay, retentionDays: Int64, logger: Logger, into report: inout RecoveryReport
+        directory: DataDirectory, now: UnixTime, retentionDays: Int64, logger: Logger, into report: inout RecoveryReport
     ) throws(ContactLogError) {
+        let today = UTCDay(containing: now)
         try deleteExpired(directory: directory, today: today, retentionDays: retentionDays, logger: logger, into: &report)
         for (day, name) in try segmentFiles(in: directory) {
             let path = directory.path(of: name)
@@ -229,9 +231,10 @@ public actor ContactLogWriter {
                 continue
             }
             if let reason = scan.unreadable {
-                let aside = path + ".unreadable-\(today.daysSinceEpoch)-\(scan.size)"
+                let aside: String
                 do {
-                    try AtomicFile.move(path, to: aside)
+                    report.asideDeleted += try SetAsideFiles.makeRoom(for: day, in: directory)
+                    aside = try SetAsideFiles.move(segment: path, day: day, now: now, in: directory)
                 } catch {
                     throw .storage(error)
                 }
@@ -240,20 +243,7 @@ public actor ContactLogWriter {
                 continue
             }
             if scan.tornTailBytes > 0 {
-                do {
-                    let file = try AppendOnlyFile(path: path, mode: .append)
-                    try file.truncate(to: scan.intactEnd)
-                    try file.sync()
-                } catch {
-                    throw .storage(error)
-                }
-                report.truncated[day] = scan.tornTailBytes
-                logger.warning(
-                    "torn tail of a segment cut off",
-                    metadata: [
-                        "path": "\(path)", "bytes.before": "\(scan.size)", "bytes.cut": "\(scan.tornTailBytes)",
-                        "bytes.after": "\(scan.intactEnd)",
-                    ])
+                try repairTail(of: path, day: day, scan: scan, directory: directory, now: now, logger: logger, into: &report)
             }
             if scan.corruptRecords > 0 {
                 report.corruptRecords[day] = scan.corruptRecords
@@ -268,6 +258,55 @@ public actor ContactLogWriter {
         }
     }
 
+    /// Cuts the torn tail of a segment. A torn record's worth (less than two records: what an
+    /// interrupted append leaves) is cut at once; anything more is damage that no crash of this
+    /// writer leaves, so the segment is first copied aside, and if that copy cannot be made the
+    /// damage is kept rather than lost.
+    private static func repairTail(
+        of path: String, day: UTCDay, scan: SegmentReport, directory: DataDirectory, now: UnixTime, logger: Logger,
+        into report: inout RecoveryReport
+    ) throws(ContactLogError) {
+        var metadata: Logger.Metadata = ["path": "\(path)", "bytes.before": "\(scan.size)"]
+        var cutTo = scan.intactEnd
+        if scan.tornTailBytes >= Int64(tornRecordLimit) {
+            do {
+                report.asideDeleted += try SetAsideFiles.makeRoom(for: day, in: directory)
+                let aside = try SetAsideFiles.copy(segment: path, size: scan.size, day: day, now: now, in: directory)
+                report.copiedAside[day] = aside
+                metadata["copiedTo"] = "\(aside)"
+            } catch {
+                // Without a copy nothing is cut but a partial record, so that appends stay on the
+                // record boundary. The damage stays where it is; once a record is appended after
+                // it, readers skip it as damage in the middle, and it goes with its day.
+                cutTo = scan.size - (scan.size - Int64(SegmentFormat.headerSize)) % Int64(SegmentFormat.recordSize)
+                report.damageKept[day] = "\(error)"
+                logger.error(
+                    "damaged tail of a segment could not be copied aside; kept, not cut",
+                    metadata: metadata.merging(["bytes.damaged": "\(cutTo - scan.intactEnd)", "reason": "\(error)"]) { $1 })
+            }
+        }
+        guard cutTo < scan.size else { return }
+        do {
+            let file = try AppendOnlyFile(path: path, mode: .append)
+            try file.truncate(to: cutTo)
+            try file.sync()
+        } catch {
+            throw .storage(error)
+        }
+        report.truncated[day] = scan.size - cutTo
+        metadata["bytes.cut"] = "\(scan.size - cutTo)"
+        metadata["bytes.after"] = "\(cutTo)"
+        if report.copiedAside[day] != nil {
+            logger.error("damaged tail of a segment cut off after the segment was copied aside", metadata: metadata)
+        } else {
+            logger.warning("torn tail of a segment cut off", metadata: metadata)
+        }
+    }
+
+    /// A torn tail shorter than this is a torn record's worth, cut without a copy: one record whose
+    /// checksum fails and part of the next, at most.
+    static let tornRecordLimit = 2 * SegmentFormat.recordSize
+
     private static func deleteExpired(
         directory: DataDirectory, today: UTCDay, retentionDays: Int64, logger: Logger, into report: inout RecoveryReport
     ) throws(ContactLogError) {
@@ -279,13 +318,20 @@ public actor ContactLogWriter {
             }
             report.expired.append(day)
         }
-        if !report.expired.isEmpty {
+        do {
+            report.asideDeleted += try SetAsideFiles.deleteExpired(in: directory, today: today, retentionDays: retentionDays)
+        } catch {
+            throw .storage(error)
+        }
+        if !report.expired.isEmpty || !report.asideDeleted.isEmpty {
             do {
                 try AtomicFile.syncDirectory(directory.path)
             } catch {
                 throw .storage(error)
             }
-            logger.info("expired contact log segments deleted", metadata: ["segments.deleted": "\(report.expired.count)"])
+            logger.info(
+                "expired contact log segments deleted",
+                metadata: ["segments.deleted": "\(report.expired.count)", "setAside.deleted": "\(report.asideDeleted.count)"])
         }
     }
 
