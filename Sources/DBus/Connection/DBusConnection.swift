@@ -33,18 +33,25 @@ public final class DBusConnection: Sendable {
     }
 
     /// The system bus (`DBUS_SYSTEM_BUS_ADDRESS`, or the standard socket).
-    public static func system() async throws(DBusError) -> DBusConnection { try await DBusConnection(.system) }
+    public static func system(limits: DBusLimits = .standard) async throws(DBusError) -> DBusConnection {
+        try await DBusConnection(.system, limits: limits)
+    }
     /// The session bus (`DBUS_SESSION_BUS_ADDRESS`).
-    public static func session() async throws(DBusError) -> DBusConnection { try await DBusConnection(.session) }
+    public static func session(limits: DBusLimits = .standard) async throws(DBusError) -> DBusConnection {
+        try await DBusConnection(.session, limits: limits)
+    }
     /// The bus at `address` (`unix:path=/run/...`).
-    public static func bus(address: String) async throws(DBusError) -> DBusConnection { try await DBusConnection(.address(address)) }
+    public static func bus(address: String, limits: DBusLimits = .standard) async throws(DBusError) -> DBusConnection {
+        try await DBusConnection(.address(address), limits: limits)
+    }
 
-    private init(_ address: Pump.Address) async throws(DBusError) {
+    private init(_ address: Pump.Address, limits: DBusLimits) async throws(DBusError) {
         // The pump reports to this object, which does not exist yet: a box it is put into.
         let box = WeakBox()
         pump = try await Pump.start(
-            address,
+            address, limits: limits,
             events: Pump.Events(
+                disposition: { header in box.connection?.disposition(header) ?? .drop },
                 message: { message in box.connection?.received(message) },
                 disconnected: { box.connection?.lost() }))
         uniqueName = pump.uniqueName
@@ -130,6 +137,37 @@ public final class DBusConnection: Sendable {
     }
 
     // MARK: Incoming (on the pump thread)
+
+    /// What is routed, from the header alone: calls to what is exported (anything else is refused
+    /// with UnknownObject, UnknownInterface, UnknownMethod or InvalidArgs), signals a subscription
+    /// or an owner watch matches (a rule's sender narrows it to that peer); replies nobody waits
+    /// for are dropped. The body of what is not routed is never decoded.
+    private func disposition(_ header: Pump.Header) -> Pump.Disposition {
+        switch header.kind {
+        case .methodCall:
+            let refusal = state.withLock {
+                $0.objects.refusal(.init(path: header.path, interface: header.interface, member: header.member, signature: header.signature))
+            }
+            return refusal.map { .refuse($0) } ?? .decode
+        case .signal:
+            let wanted = state.withLock { state in
+                if header.sender == "org.freedesktop.DBus", header.interface == "org.freedesktop.DBus", header.member == "NameOwnerChanged",
+                    header.signature == "sss", let name = header.arg0(), state.ownerWatchCount[name] != nil
+                {
+                    return true
+                }
+                return state.subscriptions.values.contains { subscription in
+                    subscription.rule.matches(
+                        kind: .signal, sender: header.sender, interface: header.interface, member: header.member, path: header.path,
+                        arg0: header.arg0, owner: { state.owners[$0] })
+                }
+            }
+            return wanted ? .decode : .drop
+        case .methodReturn, .error:
+            // A reply to a call abandoned or timed out: nobody waits for it.
+            return .drop
+        }
+    }
 
     private func received(_ message: DBusMessage) {
         switch message.kind {

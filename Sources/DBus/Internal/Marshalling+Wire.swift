@@ -22,4 +22,20 @@ extension DBusMessage {
         defer { dbus_message_unref(loaded) }
         self = try Marshalling.decode(loaded)
     }
+
+    /// The message in the wire format (serial 1 unless set), as libdbus would send it: for tests
+    /// and fuzz seeds.
+    package func wireBytes() throws(DBusError) -> [UInt8] {
+        let pointer = try Marshalling.encode(self)
+        defer { dbus_message_unref(pointer) }
+        dbus_message_set_serial(pointer, serial == 0 ? 1 : serial)
+        if let sender, DBusNames.isValidBusName(sender) { dbus_message_set_sender(pointer, sender) }
+        var marshalled: UnsafeMutablePointer<CChar>?
+        var length: Int32 = 0
+        guard dbus_message_marshal(pointer, &marshalled, &length) != 0, let marshalled else {
+            throw DBusError(.noMemory, "dbus_message_marshal")
+        }
+        defer { dbus_free(marshalled) }
+        return marshalled.withMemoryRebound(to: UInt8.self, capacity: Int(length)) { Array(UnsafeBufferPointer(start: $0, count: Int(length))) }
+    }
 }

@@ -2,6 +2,7 @@
 
 internal import CDBus
 internal import CGaendShims
+import Glibc
 
 /// Conversion between `DBusMessage` and libdbus messages. Encoding validates first (libdbus aborts
 /// on invalid names and values); decoding reads whatever a peer sent, which the bus has already
@@ -84,6 +85,15 @@ enum Marshalling {
         case .unixFD(let descriptor):
             // libdbus duplicates the descriptor; ours stays open until its owner lets go.
             return appendBasic(descriptor.rawValue, cgaend_dbus_type_unix_fd, to: &iterator)
+        case .array(.byte, let values) where values.bytes != nil:
+            // One fixed-array append, not a call per byte.
+            return container(cgaend_dbus_type_array, "y", in: &iterator) { sub in
+                values.bytes!.withUnsafeBufferPointer { buffer in
+                    guard let start = buffer.baseAddress, buffer.count > 0 else { return true }
+                    var elements: UnsafePointer<UInt8>? = start
+                    return dbus_message_iter_append_fixed_array(&sub, cgaend_dbus_type_byte, &elements, Int32(buffer.count)) != 0
+                }
+            }
         case .array(let element, let values):
             return container(cgaend_dbus_type_array, element.signature, in: &iterator) { sub in
                 values.allSatisfy { append($0, to: &sub) }
@@ -109,15 +119,21 @@ enum Marshalling {
 
     // MARK: Decoding
 
-    /// The message's header and body. The pointer stays the caller's.
-    static func decode(_ pointer: OpaquePointer) throws(DBusError) -> DBusMessage {
-        let kind: DBusMessage.Kind
+    /// The message's type; nil for one this side does not know.
+    static func kind(of pointer: OpaquePointer) -> DBusMessage.Kind? {
         switch dbus_message_get_type(pointer) {
-        case DBUS_MESSAGE_TYPE_METHOD_CALL: kind = .methodCall
-        case DBUS_MESSAGE_TYPE_METHOD_RETURN: kind = .methodReturn
-        case DBUS_MESSAGE_TYPE_ERROR: kind = .error
-        case DBUS_MESSAGE_TYPE_SIGNAL: kind = .signal
-        case let other: throw DBusError(.invalidArgs, "message type \(other) is unknown")
+        case DBUS_MESSAGE_TYPE_METHOD_CALL: .methodCall
+        case DBUS_MESSAGE_TYPE_METHOD_RETURN: .methodReturn
+        case DBUS_MESSAGE_TYPE_ERROR: .error
+        case DBUS_MESSAGE_TYPE_SIGNAL: .signal
+        default: nil
+        }
+    }
+
+    /// The message's header and body, within `limits`' decoding budget. The pointer stays the caller's.
+    static func decode(_ pointer: OpaquePointer, limits: DBusLimits = .standard) throws(DBusError) -> DBusMessage {
+        guard let kind = kind(of: pointer) else {
+            throw DBusError(.invalidArgs, "message type \(dbus_message_get_type(pointer)) is unknown")
         }
         func string(_ characters: UnsafePointer<CChar>?) -> String? { characters.map { String(cString: $0) } }
         var message = DBusMessage(
@@ -131,7 +147,7 @@ enum Marshalling {
         message.noReply = dbus_message_get_no_reply(pointer) != 0
         var iterator = DBusMessageIter()
         if dbus_message_iter_init(pointer, &iterator) != 0 {
-            var budget = DecodeBudget()
+            var budget = DecodeBudget(limits)
             repeat {
                 message.body.append(try decodeValue(&iterator, budget: &budget, depth: 0))
             } while dbus_message_iter_next(&iterator) != 0
@@ -139,15 +155,31 @@ enum Marshalling {
         return message
     }
 
-    /// Bounds on one message's decoding, beyond what libdbus enforces: values decoded (a large byte
-    /// array counts as one) and nesting.
+    /// Bounds on one message's decoding, beyond what libdbus enforces: values decoded (every
+    /// element of every array and dictionary), bytes of strings and byte arrays, and nesting. Each
+    /// is checked before the value is made, so a message never expands past them.
     struct DecodeBudget {
-        var values = 0
-        static let maximumValues = 1_000_000
+        private(set) var values = 0
+        private(set) var bytes = 0
+        let maximumValues: Int
+        let maximumBytes: Int
+
+        init(_ limits: DBusLimits) {
+            maximumValues = limits.maximumDecodedValues
+            maximumBytes = limits.maximumDecodedBytes
+        }
+
         mutating func spend() throws(DBusError) {
             values += 1
-            guard values <= Self.maximumValues else {
-                throw DBusError(.limitsExceeded, "a message with more than \(Self.maximumValues) values")
+            guard values <= maximumValues else {
+                throw DBusError(.limitsExceeded, "a message with more than \(maximumValues) values")
+            }
+        }
+
+        mutating func spend(bytes count: Int) throws(DBusError) {
+            bytes += count
+            guard bytes <= maximumBytes else {
+                throw DBusError(.limitsExceeded, "a message with more than \(maximumBytes) bytes of strings and arrays")
             }
         }
     }
@@ -158,10 +190,12 @@ enum Marshalling {
         return value
     }
 
-    private static func basicString(_ iterator: inout DBusMessageIter) -> String {
+    private static func basicString(_ iterator: inout DBusMessageIter, budget: inout DecodeBudget) throws(DBusError) -> String {
         var characters: UnsafePointer<CChar>?
         dbus_message_iter_get_basic(&iterator, &characters)
-        return characters.map { String(cString: $0) } ?? ""
+        guard let characters else { return "" }
+        try budget.spend(bytes: strlen(characters))
+        return String(cString: characters)
     }
 
     private static func signature(_ iterator: inout DBusMessageIter) throws(DBusError) -> DBusType {
@@ -184,9 +218,9 @@ enum Marshalling {
         case cgaend_dbus_type_int64: return .int64(basic(&iterator, Int64(0)))
         case cgaend_dbus_type_uint64: return .uint64(basic(&iterator, UInt64(0)))
         case cgaend_dbus_type_double: return .double(basic(&iterator, Double(0)))
-        case cgaend_dbus_type_string: return .string(basicString(&iterator))
-        case cgaend_dbus_type_object_path: return .objectPath(basicString(&iterator))
-        case cgaend_dbus_type_signature: return .signature(basicString(&iterator))
+        case cgaend_dbus_type_string: return .string(try basicString(&iterator, budget: &budget))
+        case cgaend_dbus_type_object_path: return .objectPath(try basicString(&iterator, budget: &budget))
+        case cgaend_dbus_type_signature: return .signature(try basicString(&iterator, budget: &budget))
         case cgaend_dbus_type_unix_fd:
             // libdbus hands out a duplicate that the caller must close.
             let descriptor = basic(&iterator, Int32(-1))
@@ -201,8 +235,10 @@ enum Marshalling {
                 var elements: UnsafePointer<UInt8>?
                 var count: Int32 = 0
                 dbus_message_iter_get_fixed_array(&sub, &elements, &count)
-                let bytes = count > 0 && elements != nil ? Array(UnsafeBufferPointer(start: elements, count: Int(count))) : []
-                return .array(element: .byte, bytes.map { .byte($0) })
+                guard let elements, count > 0 else { return .bytes([]) }
+                try budget.spend(bytes: Int(count))
+                // One copy out of the message, kept as bytes (not a boxed value per byte).
+                return .array(element: .byte, DBusValue.Elements(bytes: Array(UnsafeBufferPointer(start: elements, count: Int(count)))))
             case .array(let element):
                 var values = [DBusValue]()
                 while dbus_message_iter_get_arg_type(&sub) != cgaend_dbus_type_invalid {

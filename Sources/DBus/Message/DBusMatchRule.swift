@@ -53,17 +53,27 @@ public struct DBusMatchRule: Sendable, Hashable {
 
     /// Whether `message` matches; `owner` resolves a well-known sender to its unique name.
     func matches(_ message: DBusMessage, owner: (String) -> String?) -> Bool {
-        guard message.kind == .signal else { return false }
+        matches(
+            kind: message.kind, sender: message.sender, interface: message.interface, member: message.member, path: message.path,
+            arg0: { message.body.first?.string }, owner: owner)
+    }
+
+    /// `matches` on header fields, before a body is decoded (`arg0` is read only if the rule has one).
+    func matches(
+        kind: DBusMessage.Kind, sender messageSender: String?, interface messageInterface: String?, member messageMember: String?,
+        path messagePath: String?, arg0 messageArg0: () -> String?, owner: (String) -> String?
+    ) -> Bool {
+        guard kind == .signal else { return false }
         if let sender {
             let expected = sender.hasPrefix(":") || sender == "org.freedesktop.DBus" ? sender : owner(sender)
             // The bus itself sends as org.freedesktop.DBus.
-            guard let expected, message.sender == expected else { return false }
+            guard let expected, messageSender == expected else { return false }
         }
-        if let interface, message.interface != interface { return false }
-        if let member, message.member != member { return false }
-        if let path, message.path != path { return false }
-        if let pathNamespace, !DBusNames.path(message.path ?? "", isWithin: pathNamespace) { return false }
-        if let arg0, message.body.first?.string != arg0 { return false }
+        if let interface, messageInterface != interface { return false }
+        if let member, messageMember != member { return false }
+        if let path, messagePath != path { return false }
+        if let pathNamespace, !DBusNames.path(messagePath ?? "", isWithin: pathNamespace) { return false }
+        if let arg0, messageArg0() != arg0 { return false }
         return true
     }
 }

@@ -38,7 +38,27 @@ struct ObjectTable: Sendable {
         case failure(DBusError)
     }
 
+    /// The header fields that route a call.
+    struct CallHeader {
+        var path: String?
+        var interface: String?
+        var member: String?
+        var signature: String
+    }
+
     func route(_ call: DBusMessage) -> Route {
+        route(CallHeader(path: call.path, interface: call.interface, member: call.member, signature: call.signature), body: call.body)
+            ?? .failure(DBusError(.failed, "a call routed without its arguments"))
+    }
+
+    /// The error a call gets from its header alone (no such object, interface or method, arguments
+    /// of another signature), so that its body need not be decoded; nil if the body decides.
+    func refusal(_ header: CallHeader) -> DBusError? {
+        if case .failure(let error)? = route(header, body: nil) { error } else { nil }
+    }
+
+    /// nil only without `body`, when the body decides (which property Get or Set names).
+    private func route(_ call: CallHeader, body: [DBusValue]?) -> Route? {
         let path = call.path ?? "/"
         let member = call.member ?? ""
         let exported = objects[path]
@@ -57,7 +77,7 @@ struct ObjectTable: Sendable {
                 children: children)
         case "org.freedesktop.DBus.Properties"?:
             guard let exported else { return noObject() }
-            return routeProperties(call, member: member, interfaces: exported)
+            return routeProperties(call, member: member, body: body, interfaces: exported)
         case "org.freedesktop.DBus.ObjectManager"? where isManager:
             guard member == "GetManagedObjects" else { return .failure(DBusError(.unknownMethod, "no method \(member) in org.freedesktop.DBus.ObjectManager")) }
             guard call.signature == "" else { return .failure(DBusError(.invalidArgs, "GetManagedObjects takes no arguments, got '\(call.signature)'")) }
@@ -79,11 +99,25 @@ struct ObjectTable: Sendable {
         }
     }
 
-    private func routeProperties(_ call: DBusMessage, member: String, interfaces: [DBusInterface]) -> Route {
-        func interface(_ name: String) -> DBusInterface? { interfaces.first { $0.name == name } }
-        let strings = call.body.map(\.string)
+    private func routeProperties(_ call: CallHeader, member: String, body: [DBusValue]?, interfaces: [DBusInterface]) -> Route? {
         switch (member, call.signature) {
-        case ("Get", "ss"):
+        case ("Get", "ss"), ("GetAll", "s"), ("Set", "ssv"):
+            guard let body else { return nil }
+            return routeProperties(member: member, body: body, interfaces: interfaces)
+        case ("Get", _), ("GetAll", _), ("Set", _):
+            let expected = ["Get": "ss", "GetAll": "s", "Set": "ssv"][member]!
+            return .failure(DBusError(.invalidArgs, "\(member) takes '\(expected)', got '\(call.signature)'"))
+        default:
+            return .failure(DBusError(.unknownMethod, "no method \(member) in org.freedesktop.DBus.Properties"))
+        }
+    }
+
+    /// Get, GetAll or Set with the right signature: what its arguments name.
+    private func routeProperties(member: String, body: [DBusValue], interfaces: [DBusInterface]) -> Route {
+        func interface(_ name: String) -> DBusInterface? { interfaces.first { $0.name == name } }
+        let strings = body.map(\.string)
+        switch member {
+        case "Get":
             let (interfaceName, propertyName) = (strings[0]!, strings[1]!)
             guard let found = interface(interfaceName) else { return .failure(DBusError(.unknownInterface, "no interface \(interfaceName)")) }
             guard let property = found.properties.first(where: { $0.name == propertyName }) else {
@@ -91,12 +125,12 @@ struct ObjectTable: Sendable {
             }
             guard property.access != .write else { return .failure(DBusError(.accessDenied, "\(propertyName) is write-only")) }
             return .getProperty(property)
-        case ("GetAll", "s"):
+        case "GetAll":
             // An interface the object lacks has no properties (what GDBus and sd-bus answer too).
             return .getAll(interface(strings[0]!)?.properties.filter { $0.access != .write } ?? [])
-        case ("Set", "ssv"):
+        default:
             let (interfaceName, propertyName) = (strings[0]!, strings[1]!)
-            guard case .variant(let value) = call.body[2] else { return .failure(DBusError(.invalidArgs, "Set takes a variant")) }
+            guard case .variant(let value) = body[2] else { return .failure(DBusError(.invalidArgs, "Set takes a variant")) }
             guard let found = interface(interfaceName) else { return .failure(DBusError(.unknownInterface, "no interface \(interfaceName)")) }
             guard let property = found.properties.first(where: { $0.name == propertyName }) else {
                 return .failure(DBusError(.unknownProperty, "\(interfaceName) has no property \(propertyName)"))
@@ -106,11 +140,6 @@ struct ObjectTable: Sendable {
                 return .failure(DBusError(.invalidArgs, "\(propertyName) is of type '\(property.type)', got '\(value.type)'"))
             }
             return .setProperty(property, interface: interfaceName, value: value)
-        case ("Get", _), ("GetAll", _), ("Set", _):
-            let expected = ["Get": "ss", "GetAll": "s", "Set": "ssv"][member]!
-            return .failure(DBusError(.invalidArgs, "\(member) takes '\(expected)', got '\(call.signature)'"))
-        default:
-            return .failure(DBusError(.unknownMethod, "no method \(member) in org.freedesktop.DBus.Properties"))
         }
     }
 }

@@ -16,13 +16,13 @@ extension DBusValue {
     public var double: Double? { if case .double(let value) = self { value } else { nil } }
     /// The content of a variant.
     public var variant: DBusValue? { if case .variant(let value) = self { value } else { nil } }
-    public var arrayElements: [DBusValue]? { if case .array(_, let values) = self { values } else { nil } }
+    public var arrayElements: [DBusValue]? { if case .array(_, let values) = self { Array(values) } else { nil } }
     public var structureFields: [DBusValue]? { if case .structure(let fields) = self { fields } else { nil } }
 
-    /// An `ay` as bytes.
+    /// An `ay` as bytes (no copy: the array keeps them as bytes).
     public var bytes: [UInt8]? {
         guard case .array(.byte, let values) = self else { return nil }
-        return values.map { if case .byte(let value) = $0 { value } else { 0 } }
+        return values.bytes ?? values.map { $0.byte ?? 0 }
     }
 
     /// An `as` as strings.
@@ -56,7 +56,7 @@ extension DBusValue {
 
     /// `ay`.
     public static func bytes(_ bytes: some Sequence<UInt8>) -> DBusValue {
-        .array(element: .byte, bytes.map { .byte($0) })
+        .array(element: .byte, Elements(bytes: Array(bytes)))
     }
 
     /// `as`.

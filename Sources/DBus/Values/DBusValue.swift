@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 /// A D-Bus value with its type. Containers carry their element types, so an empty array or
-/// dictionary still has a signature.
+/// dictionary still has a signature. An array's elements are `DBusValue.Elements`, which holds an
+/// `ay` as plain bytes (see there).
 public indirect enum DBusValue: Hashable, Sendable {
     case byte(UInt8)
     case boolean(Bool)
@@ -16,7 +17,7 @@ public indirect enum DBusValue: Hashable, Sendable {
     case objectPath(String)
     case signature(String)
     case unixFD(DBusFileDescriptor)
-    case array(element: DBusType, [DBusValue])
+    case array(element: DBusType, Elements)
     /// Entries in wire order; keys are basic values.
     case dictionary(key: DBusType, value: DBusType, [DictionaryEntry])
     case structure([DBusValue])
@@ -54,6 +55,14 @@ public indirect enum DBusValue: Hashable, Sendable {
         }
     }
 
+    /// An array's length on the wire is at most 64 MiB (specification, "Valid Signatures").
+    static let maximumArrayLength = 67_108_864
+
+    /// An array of `values` (an `ay` of `.byte` values is kept as bytes, as `.bytes(_:)` makes it).
+    public static func array(element: DBusType, _ values: [DBusValue]) -> DBusValue {
+        .array(element: element, Elements(values))
+    }
+
     /// Checks what libdbus would refuse (and abort on): element types that differ from the declared
     /// one, malformed object paths and signatures, strings with NUL, nesting past the limits.
     public func validate() throws(DBusError) {
@@ -71,6 +80,14 @@ public indirect enum DBusValue: Hashable, Sendable {
             _ = try DBusType.parse(signature: text)
         case .array(let element, let values):
             _ = try DBusType(signature: element.signature)
+            if let bytes = values.bytes, !bytes.isEmpty {
+                guard element == .byte else { throw DBusError(.invalidArgs, "an array of \(element) holds bytes") }
+                // libdbus aborts on a longer fixed array (DBUS_MAXIMUM_ARRAY_LENGTH).
+                guard bytes.count <= Self.maximumArrayLength else {
+                    throw DBusError(.limitsExceeded, "an array of \(bytes.count) bytes (at most \(Self.maximumArrayLength))")
+                }
+                return
+            }
             for value in values {
                 guard value.type == element else {
                     throw DBusError(.invalidArgs, "an array of \(element) holds a \(value.type)")
