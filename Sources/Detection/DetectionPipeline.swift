@@ -20,7 +20,8 @@ public struct DetectionResult: Sendable {
     /// When the latest exposure that scores began (its window's first sighting); `nil` when none.
     public var lastExposure: UnixTime?
     public var statistics: MatchStatistics
-    /// Each file of this run with its verdict; only verified files of complete batches were matched.
+    /// Each file of this run with its verdict and valid keys; only verified files of complete batches
+    /// were matched. The keys of a file that did not verify are not read: 0.
     public var files: [(name: String, verdict: Verdict, keys: Int)]
 }
 
@@ -54,8 +55,10 @@ public enum DetectionError: Error, Sendable, CustomStringConvertible {
 /// As GMS's `ExposureMatchingTracer` (docs/detection.md, "Results across runs"): a key with a
 /// stored result is not matched again, a later copy of it (or of a key matched earlier in the same
 /// run) can only revise its report type, and `revised_keys` revise stored results and are never
-/// matched. Files are matched one at a time, so only one file's keys are in memory; a file that does
-/// not verify, or whose batch is incomplete, is not matched and is reported with its verdict.
+/// matched. Files are matched one at a time, their keys streamed from export.bin a round at a time
+/// (`keysPerRound`), so a file's keys are never all in memory; a file's keys are read only after its
+/// signature verified over export.bin's raw bytes. A file that does not verify, or whose batch is
+/// incomplete, is not matched and is reported with its verdict (and 0 keys when they were not read).
 public struct DetectionPipeline: Sendable {
     public var reader: ContactLogReader
     public var policy: SignaturePolicy
@@ -82,17 +85,19 @@ public struct DetectionPipeline: Sendable {
         var results = stored
         var statistics = MatchStatistics()
         var verdicts = [(name: String, verdict: Verdict, keys: Int)]()
-        // First pass: verdicts and batch headers, keys dropped as soon as read.
+        // First pass: verdicts and batch headers. A file's keys are read only when it verified, and
+        // then only validated and counted (none kept), so that a file that fails past its header
+        // is refused before anything of it is matched.
         var verifiedHeaders = [(name: String, export: KeyExport)]()
         for (name, bytes) in files {
             do {
-                let file = try KeyFile(zip: bytes, policy: policy)
-                verdicts.append((name, file.verdict, file.export.keys.count))
-                guard file.verdict.isVerified else { continue }
-                var header = file.export
-                header.keys = []
-                header.revisedKeys = []
-                verifiedHeaders.append((name, header))
+                let file = try JudgedKeyFile(zip: bytes, policy: policy)
+                guard file.verdict.isVerified else {
+                    verdicts.append((name, file.verdict, 0))
+                    continue
+                }
+                verdicts.append((name, file.verdict, try file.reader.check().keys))
+                verifiedHeaders.append((name, file.header))
             } catch {
                 verdicts.append((name, .invalid("\(error)"), 0))
             }
@@ -101,25 +106,62 @@ public struct DetectionPipeline: Sendable {
         for (position, entry) in verdicts.enumerated() {
             if let reason = incomplete[entry.name] { verdicts[position].verdict = .invalid(reason) }
         }
-        // Second pass: each verified file of a complete batch, read again and matched.
-        var doneBefore = 0
-        var total = 0
+        // Second pass: each verified file of a complete batch, read again and matched a chunk of
+        // keys at a time (the same bytes: the first pass's verdict stands).
+        var progressState = (done: 0, total: 0)
         for (name, bytes) in files where verdicts.contains(where: { $0.name == name && $0.verdict.isVerified }) {
-            let export: KeyExport
+            let reader: ExportReader
             do {
-                export = try KeyFile(zip: bytes, policy: policy).export
+                reader = try ExportReader(KeyFileArchive(zip: bytes).exportBinary)
             } catch {
                 throw .keyFile(name: name, error)
             }
+            try await matchKeys(
+                of: reader, name: name, matcher: matcher, into: &results, now: now, whenMissing: whenMissing, statistics: &statistics,
+                progressState: &progressState, progress: progress)
+        }
+        results.age(today: UTCDay(containing: now))
+        let result = Self.score(results, statistics: statistics, files: verdicts, configuration: configuration, now: now)
+        let deferred = verdicts.compactMap { incomplete[$0.name] == nil ? nil : $0.name }
+        return DetectionRun(result: result, results: results, deferredFiles: deferred)
+    }
+
+    /// Keys matched per `Matcher.match` call: 8,192 for each task, so that every task has a chunk.
+    var keysPerRound: Int { Self.keysPerTask * max(1, parallelism) }
+    static let keysPerTask = 8192
+
+    /// Matches one file's keys, a round of `keysPerRound` at a time in the file's order, then
+    /// applies its revised keys. As if the file were matched whole: a key is taken as having a
+    /// stored result only when it had one before this file (so a second copy in the file is
+    /// matched, as the first, and then revises it), and each round's matches are stored in the
+    /// file's order before the next round is read.
+    func matchKeys(
+        of reader: ExportReader, name: String, matcher: Matcher, into results: inout ExposureResults, now: UnixTime, whenMissing: ReportType,
+        statistics: inout MatchStatistics, progressState: inout (done: Int, total: Int),
+        progress: (@Sendable (_ keysDone: Int, _ keysTotal: Int) -> Void)?
+    ) async throws(DetectionError) {
+        var keys = reader.keys()
+        var storedInThisFile = Set<Bytes16>()
+        var round = [DiagnosisKey]()
+        round.reserveCapacity(keysPerRound)
+        while true {
+            round.removeAll(keepingCapacity: true)
+            do {
+                while round.count < keysPerRound, let key = try keys.next() { round.append(key) }
+            } catch {
+                throw .keyFile(name: name, error)
+            }
+            if round.isEmpty { break }
             var toMatch = [DiagnosisKey]()
             var toRevise = [DiagnosisKey]()
-            for key in export.keys {
-                if results.hasResult(for: key.key.keyData) { toRevise.append(key) } else { toMatch.append(key) }
+            for key in round {
+                let keyData = key.key.keyData
+                if results.hasResult(for: keyData), !storedInThisFile.contains(keyData) { toRevise.append(key) } else { toMatch.append(key) }
             }
             statistics.keysWithStoredResult += toRevise.count
-            total += toMatch.count
-            let counter = ProgressCounter(start: doneBefore)
-            let knownTotal = total
+            progressState.total += toMatch.count
+            let counter = ProgressCounter(start: progressState.done)
+            let knownTotal = progressState.total
             let found: [KeyMatch]
             do {
                 let (matches, counts) = try await matcher.match(toMatch, parallelism: parallelism) { done in
@@ -130,30 +172,31 @@ public struct DetectionPipeline: Sendable {
             } catch {
                 throw .cancelled
             }
-            doneBefore += toMatch.count
-            Self.store(found, copies: toMatch, into: &results, now: now, whenMissing: whenMissing, statistics: &statistics)
+            progressState.done += toMatch.count
+            Self.store(found, copies: toMatch, into: &results, now: now, whenMissing: whenMissing, statistics: &statistics, stored: &storedInThisFile)
             for key in toRevise where results.revise(key, reportTypeWhenMissing: whenMissing) { statistics.revisions += 1 }
-            // revised_keys relabel what is stored and are never matched (GMS matches `keys` only).
-            for key in export.revisedKeys {
+        }
+        // revised_keys relabel what is stored and are never matched (GMS matches `keys` only).
+        var revisedKeys = reader.keys(revised: true)
+        do {
+            while let key = try revisedKeys.next() {
                 if results.revise(key, reportTypeWhenMissing: whenMissing) {
                     statistics.revisions += 1
                 } else if !results.hasResult(for: key.key.keyData) {
                     statistics.revisedKeysWithoutResult += 1
                 }
             }
+        } catch {
+            throw .keyFile(name: name, error)
         }
-        results.age(today: UTCDay(containing: now))
-        let result = Self.score(results, statistics: statistics, files: verdicts, configuration: configuration, now: now)
-        let deferred = verdicts.compactMap { incomplete[$0.name] == nil ? nil : $0.name }
-        return DetectionRun(result: result, results: results, deferredFiles: deferred)
     }
 
-    /// Stores a file's new matches in the order of the file, so that two copies of one key in a
+    /// Stores a round's new matches in the order of the file, so that two copies of one key in a
     /// file store the first and let the second revise it, whatever order the matching tasks
-    /// finished in.
+    /// finished in. `stored` gathers the keys stored.
     static func store(
         _ found: [KeyMatch], copies keys: [DiagnosisKey], into results: inout ExposureResults, now: UnixTime, whenMissing: ReportType,
-        statistics: inout MatchStatistics
+        statistics: inout MatchStatistics, stored: inout Set<Bytes16>
     ) {
         guard !found.isEmpty else { return }
         var sightings = [Bytes16: [Sighting]]()
@@ -162,6 +205,7 @@ public struct DetectionPipeline: Sendable {
             guard let matched = sightings[key.key.keyData] else { continue }
             if results.insert(KeyMatch(key: key, sightings: matched), at: now) {
                 statistics.newResults += 1
+                stored.insert(key.key.keyData)
             } else if results.revise(key, reportTypeWhenMissing: whenMissing) {
                 statistics.revisions += 1
             }

@@ -8,7 +8,7 @@ public enum KeyFileError: Error, Equatable, Sendable, CustomStringConvertible {
     case badHeader
     /// The protobuf of export.bin or export.sig cannot be decoded.
     case malformed(String)
-    /// More keys than any file may hold.
+    /// More keys than any file may hold: the count at which reading stopped (the limit + 1).
     case tooManyKeys(Int)
 
     public var description: String {
@@ -16,7 +16,8 @@ public enum KeyFileError: Error, Equatable, Sendable, CustomStringConvertible {
         case .archive(let reason): return "archive: \(reason)"
         case .badHeader: return "export.bin does not start with the header \"EK Export v1    \""
         case .malformed(let reason): return "malformed: \(reason)"
-        case .tooManyKeys(let count): return "\(count) keys, over the limit of \(KeyFileLimits.maximumKeys)"
+        case .tooManyKeys(let count):
+            return "key \(count) is over the limit of \(KeyFileLimits.maximumKeys) keys (keys and revised keys, counted as read)"
         }
     }
 }
@@ -32,4 +33,12 @@ public enum KeyFileLimits {
     /// An entry that inflates more than this many times its compressed size is refused: key data is
     /// random and barely compresses, so a high ratio means a zip bomb.
     public static let maximumCompressionRatio: UInt64 = 20
+    /// export.sig inflated: a signature is about 100 bytes, and there are as many as signature infos.
+    public static let maximumSignatureFileBytes = 64 * 1024
+    /// Signature infos in export.bin (real files list one or two).
+    public static let maximumSignatureInfos = 100
+    /// export.bin's region and each string of a signature info.
+    public static let maximumHeaderStringBytes = 1024
+    /// Dropped keys whose reason is kept; all are counted (`KeyExport.droppedCount`).
+    public static let maximumDroppedReasons = 1000
 }

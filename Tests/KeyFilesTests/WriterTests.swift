@@ -63,15 +63,7 @@ import Testing
         // Hand-made protobuf: keys with a short key, period 0, period 145, TRL 9, DSOS 15, no start.
         // TRL 9 and DSOS 15 are kept, as Google keeps them (KeyMetadataTests).
         func field(_ number: Int, _ wire: Int, _ payload: [UInt8]) -> [UInt8] { [UInt8(number << 3 | wire)] + payload }
-        func varint(_ value: UInt64) -> [UInt8] {
-            var value = value
-            var bytes = [UInt8]()
-            repeat {
-                bytes.append(UInt8(value & 0x7F) | (value > 0x7F ? 0x80 : 0))
-                value >>= 7
-            } while value != 0
-            return bytes
-        }
+        func varint(_ value: UInt64) -> [UInt8] { ExportBinary.varint(value) }
         func key(data: Int = 16, start: Int? = 2_700_000, period: Int? = nil, risk: Int = 0, dsos: Int? = nil) -> [UInt8] {
             var body = field(1, 2, varint(UInt64(data)) + [UInt8](repeating: 7, count: data))
             body += field(2, 0, varint(UInt64(risk)))

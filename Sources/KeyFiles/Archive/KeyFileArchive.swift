@@ -44,8 +44,8 @@ public struct KeyFileArchive: Sendable {
             let missing = [binary == nil ? Self.binaryName : nil, signature == nil ? Self.signatureName : nil].compactMap { $0 }
             throw .archive("no \(missing.joined(separator: " or ")) at the root")
         }
-        exportBinary = try Self.extract(binary, from: directory)
-        exportSignature = try Self.extract(signature, from: directory)
+        exportBinary = try Self.extract(binary, from: directory, limit: KeyFileLimits.maximumEntryBytes)
+        exportSignature = try Self.extract(signature, from: directory, limit: KeyFileLimits.maximumSignatureFileBytes)
     }
 
     /// Why `entry` is refused, and where the export files are if they sit only in a sub-folder,
@@ -59,12 +59,13 @@ public struct KeyFileArchive: Sendable {
     }
 
     /// Inflates one entry, counting the bytes as they come: the sizes in the central directory are
-    /// the archive's own claims and are not trusted.
-    private static func extract(_ entry: ZipDirectory.Entry, from directory: ZipDirectory) throws(KeyFileError) -> [UInt8] {
+    /// the archive's own claims and are not trusted. export.sig has a limit of its own (a few
+    /// signatures are a few hundred bytes; decoded whole, millions of empty ones cost gigabytes).
+    private static func extract(_ entry: ZipDirectory.Entry, from directory: ZipDirectory, limit: Int) throws(KeyFileError) -> [UInt8] {
         let compressed = UInt64(max(entry.compressedSize, 1))
-        return try directory.contents(of: entry) { count in
-            if count > KeyFileLimits.maximumEntryBytes {
-                return .archive("\(entry.path) inflates past the \(KeyFileLimits.maximumEntryBytes)-byte limit")
+        return try directory.contents(of: entry, expected: min(entry.uncompressedSize, limit)) { count in
+            if count > limit {
+                return .archive("\(entry.path) inflates past the \(limit)-byte limit")
             }
             if count > 1 << 20, UInt64(count) / compressed > KeyFileLimits.maximumCompressionRatio {
                 return .archive("\(entry.path) inflates more than \(KeyFileLimits.maximumCompressionRatio) times its size: a zip bomb")

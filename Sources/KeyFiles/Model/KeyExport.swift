@@ -18,8 +18,11 @@ public struct KeyExport: Sendable {
     public var keys: [DiagnosisKey]
     /// Keys whose report type changed since they were first published; kept apart from `keys`.
     public var revisedKeys: [DiagnosisKey]
-    /// Keys that failed validation, with the reason; never fatal to the file.
+    /// Keys that failed validation, with the reason, the first `KeyFileLimits.maximumDroppedReasons`
+    /// of them; never fatal to the file.
     public var dropped: [DroppedKey]
+    /// All the keys that failed validation, `dropped` and those beyond it.
+    public var droppedCount: Int
 
     public init(
         startTimestamp: UInt64 = 0, endTimestamp: UInt64 = 0, region: String = "", batchNumber: Int32 = 1, batchSize: Int32 = 1,
@@ -37,5 +40,6 @@ public struct KeyExport: Sendable {
         self.keys = keys
         self.revisedKeys = revisedKeys
         self.dropped = dropped
+        droppedCount = dropped.count
     }
 }

@@ -28,14 +28,30 @@ enum KeyFileFuzzing {
     }()
 
     @Sendable static func exportBinary(_ bytes: [UInt8]) {
+        stream(try? ExportReader(bytes))
         guard let file = try? KeyFile(exportBinary: bytes) else { return }
         read(file)
     }
 
-    /// An archive as detection reads it, under the strict policy (export-sig tries the lenient one).
+    /// An archive as detection reads it (the verdict, then the keys as a stream) and as the
+    /// inspector does, under the strict policy (export-sig tries the lenient one).
     @Sendable static func archive(_ bytes: [UInt8]) {
+        if let judged = try? JudgedKeyFile(zip: bytes, policy: sample.policies[0]) {
+            _ = judged.verdict.description
+            stream(judged.reader)
+        }
         guard let file = try? KeyFile(zip: bytes, policy: sample.policies[0]) else { return }
         read(file)
+    }
+
+    /// Every key and revised key as detection streams them.
+    static func stream(_ reader: ExportReader?) {
+        guard let reader else { return }
+        for revised in [false, true] {
+            var keys = reader.keys(revised: revised)
+            while let key = try? keys.next() { _ = key.key.intervals }
+            _ = keys.dropped.map(\.reason)
+        }
     }
 
     /// export.sig beside the sample's export.bin, whose signature infos it must match.
