@@ -37,6 +37,8 @@ let package = Package(
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         .systemLibrary(name: "CBlueZ", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // zlib for inflating key-file entries in small chunks (KeyFiles/Archive/Inflater.swift).
+        .systemLibrary(name: "CInflate", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CPostgreSQL", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // What Swift cannot import from those headers: function-like macros and typed constants.
         .target(name: "CGaendShims", dependencies: ["COpenSSL", "CDBus", "CBlueZ"]),
@@ -60,7 +62,7 @@ let package = Package(
         .target(
             name: "KeyFiles",
             dependencies: [
-                "ENCore", "ENCrypto", "Storage",
+                "ENCore", "ENCrypto", "Storage", "CInflate",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .product(name: "Logging", package: "swift-log"),
@@ -93,7 +95,7 @@ let package = Package(
         .target(
             name: "Daemon",
             dependencies: [
-                "ENCore", "HCI", "Radio", "BlueZ", "DBus", "KeySchedule", "ContactLog", "Storage", "Detection", "KeyFiles",
+                "ENCore", "HCI", "Radio", "BlueZ", "DBus", "KeySchedule", "ContactLog", "Storage", "Detection", "KeyFiles", "CGaendShims",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

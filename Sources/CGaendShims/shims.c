@@ -6,6 +6,7 @@
 #include <bluetooth/hci.h>
 #include <openssl/crypto.h>
 #include <openssl/bio.h>
+#include <malloc.h>
 
 // The mirrored values must be what the libraries' own headers say; these asserts fail the build if a
 // header ever changes under us.
@@ -43,3 +44,5 @@ void cgaend_openssl_free(void *pointer) {
 long cgaend_bio_get_mem_data(void *bio, char **data) {
     return BIO_get_mem_data((BIO *)bio, data);
 }
+
+int cgaend_set_mmap_threshold(int bytes) { return mallopt(M_MMAP_THRESHOLD, bytes); }

@@ -70,8 +70,21 @@ public struct DetectionPipeline: Sendable {
         self.parallelism = parallelism
     }
 
+    /// A run over files held in memory (the tools, the tests).
     public func run(
         files: [(name: String, bytes: [UInt8])], configuration: ExposureConfiguration, now: UnixTime,
+        results stored: ExposureResults = ExposureResults(), progress: (@Sendable (_ keysDone: Int, _ keysTotal: Int) -> Void)? = nil
+    ) async throws(DetectionError) -> DetectionRun {
+        try await run(
+            sources: files.map { file in KeyFileSource(name: file.name) { file.bytes } }, configuration: configuration, now: now, results: stored,
+            progress: progress)
+    }
+
+    /// A run over files read when they are needed, one at a time (the daemon's, from its spool on
+    /// disk): a run of many files holds one archive and its export.bin at a time, whatever their
+    /// number.
+    public func run(
+        sources files: [KeyFileSource], configuration: ExposureConfiguration, now: UnixTime,
         results stored: ExposureResults = ExposureResults(), progress: (@Sendable (_ keysDone: Int, _ keysTotal: Int) -> Void)? = nil
     ) async throws(DetectionError) -> DetectionRun {
         let index: MatchingIndex
@@ -89,9 +102,10 @@ public struct DetectionPipeline: Sendable {
         // then only validated and counted (none kept), so that a file that fails past its header
         // is refused before anything of it is matched.
         var verifiedHeaders = [(name: String, export: KeyExport)]()
-        for (name, bytes) in files {
+        for source in files {
+            let name = source.name
             do {
-                let file = try JudgedKeyFile(zip: bytes, policy: policy)
+                let file = try JudgedKeyFile(zip: try source.bytes(), policy: policy)
                 guard file.verdict.isVerified else {
                     verdicts.append((name, file.verdict, 0))
                     continue
@@ -109,10 +123,11 @@ public struct DetectionPipeline: Sendable {
         // Second pass: each verified file of a complete batch, read again and matched a chunk of
         // keys at a time (the same bytes: the first pass's verdict stands).
         var progressState = (done: 0, total: 0)
-        for (name, bytes) in files where verdicts.contains(where: { $0.name == name && $0.verdict.isVerified }) {
+        for source in files where verdicts.contains(where: { $0.name == source.name && $0.verdict.isVerified }) {
+            let name = source.name
             let reader: ExportReader
             do {
-                reader = try ExportReader(KeyFileArchive(zip: bytes).exportBinary)
+                reader = try ExportReader(KeyFileArchive(zip: try source.bytes()).exportBinary)
             } catch {
                 throw .keyFile(name: name, error)
             }

@@ -112,7 +112,7 @@ struct InspectTool: ParsableCommand {
         Swift.print(path)
         Swift.print("  region \(export.region.isEmpty ? "(none)" : export.region), \(start) to \(end), batch \(export.batchNumber) of \(export.batchSize)")
         for info in export.signatureInfos { Swift.print("  signature info: \(info)") }
-        Swift.print("  \(export.keys.count) keys, \(export.revisedKeys.count) revised keys, \(export.dropped.count) dropped")
+        Swift.print("  \(export.keys.count) keys, \(export.revisedKeys.count) revised keys, \(export.droppedCount) dropped")
         for (label, keys) in [("key", export.keys), ("revised", export.revisedKeys)] {
             for key in keys {
                 let days = key.daysSinceOnsetOfSymptoms.map { "dsos \($0)" } ?? "dsos -"

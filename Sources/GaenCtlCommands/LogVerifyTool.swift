@@ -39,6 +39,10 @@ struct LogVerifyTool: ParsableCommand {
                 let state = segment.isIntact ? "ok" : "DAMAGED"
                 print("\(name): \(state), \(segment.aggregates) aggregates, \(segment.scanWindows) scan windows, \(segment.size) bytes")
                 for problem in segment.problems { print("  \(problem)") }
+                let counted = segment.corruptRecords + segment.outOfDayRecords
+                if counted > segment.problems.count {
+                    print("  … \(counted - segment.problems.count) more (\(segment.corruptRecords) corrupt, \(segment.outOfDayRecords) out of day in all)")
+                }
                 if segment.tornTailBytes > 0 {
                     print("  torn tail: \(segment.tornTailBytes) bytes from byte \(segment.intactEnd) (the writer cuts it when it opens the log)")
                 }
@@ -55,8 +59,10 @@ struct LogVerifyTool: ParsableCommand {
             ("intact", .bool(segment.isIntact)), ("aggregates", .int(Int64(segment.aggregates))),
             ("scan_windows", .int(Int64(segment.scanWindows))), ("torn_tail_bytes", .int(segment.tornTailBytes)),
             ("torn_tail_offset", segment.tornTailBytes > 0 ? .int(segment.intactEnd) : .null),
+            // The offsets of the first problems (SegmentReport.listedProblemsLimit), and the counts of all.
             ("corrupt_records", .array(segment.problems.filter { $0.kind == .corrupt }.map { .int($0.offset) })),
             ("out_of_day_records", .array(segment.problems.filter { $0.kind == .outOfDay }.map { .int($0.offset) })),
+            ("corrupt_record_count", .int(Int64(segment.corruptRecords))), ("out_of_day_record_count", .int(Int64(segment.outOfDayRecords))),
             ("unreadable", segment.unreadable.map { .string($0) } ?? .null),
         ])
     }

@@ -28,8 +28,12 @@ public enum KeyFileLimits {
     public static let maximumArchiveBytes = 16 * 1024 * 1024
     /// Apple's limit for keys in one file.
     public static let maximumKeys = 750_000
-    /// An uncompressed entry larger than this is refused (750,000 keys are about 30 MB).
-    public static let maximumEntryBytes = 64 * 1024 * 1024
+    /// An uncompressed entry larger than this is refused. 750,000 keys with every field set are
+    /// 25.5 MB (34 bytes each: key 18, start 5, period 3, risk, type and onset 2 each, framing 2),
+    /// so every real file fits; export.bin is held inflated while its signature is checked, and
+    /// 64 MiB put the worst file the limits let through at 133 MB of peak RSS, past the daemon's
+    /// 100 MB budget (docs/key-files.md, "Memory").
+    public static let maximumEntryBytes = 32 * 1024 * 1024
     /// An entry that inflates more than this many times its compressed size is refused: key data is
     /// random and barely compresses, so a high ratio means a zip bomb.
     public static let maximumCompressionRatio: UInt64 = 20

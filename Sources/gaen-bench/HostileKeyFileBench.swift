@@ -16,7 +16,7 @@ import KeyFiles
 ///     --public-key /tmp/h/empty.pem --key-id 310 --key-version v1 /tmp/h/empty.zip
 /// ```
 ///
-/// The files fill export.bin up to the entry limit (64 MiB), with enough random bytes (an unknown
+/// The files fill export.bin up to the entry limit (32 MiB), with enough random bytes (an unknown
 /// field) to keep the entry under the compression ratio limit and the archive under 16 MiB.
 struct HostileKeyFileBench: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -43,7 +43,7 @@ struct HostileKeyFileBench: ParsableCommand {
     @Option(help: "The archive to write; the public key is written beside it (.pem), with config.json and data/.")
     var out: String
 
-    @Option(help: "Inflated export.bin bytes (at most the 64 MiB entry limit).")
+    @Option(help: "Inflated export.bin bytes (at most the 32 MiB entry limit).")
     var size = KeyFileLimits.maximumEntryBytes - 4096
 
     @Option(help: "The compression ratio to aim for (the limit is 20).")

@@ -131,6 +131,7 @@ struct Gaend: AsyncParsableCommand {
     }
 
     mutating func run() async throws {
+        MemoryPolicy.apply()
         let configuration: DaemonConfiguration
         do {
             configuration = try loadConfiguration()

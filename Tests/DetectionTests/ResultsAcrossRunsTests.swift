@@ -24,6 +24,8 @@ import Testing
         #expect(first.windows.count == 1)
         #expect(first.exposureDays == [day])
         #expect(first.lastExposure == UnixTime.vectorDay.adding(seconds: 10 * 3600))
+        // The downloads' spool is emptied when the run ends.
+        #expect(try wearer.data.subdirectory("downloads").entries().isEmpty)
 
         // The next run has no new file: the exposure is still the answer.
         wearer.clock.advance(seconds: 4 * 3600)

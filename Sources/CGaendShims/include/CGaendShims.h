@@ -43,4 +43,7 @@ void cgaend_openssl_free(void *pointer);
 // BIO_get_mem_data is a macro over BIO_ctrl; returns the length and sets *data.
 long cgaend_bio_get_mem_data(void *bio, char **data);
 
+// mallopt(M_MMAP_THRESHOLD, bytes): neither is in Swift's Glibc module. Returns mallopt's result.
+int cgaend_set_mmap_threshold(int bytes);
+
 #endif

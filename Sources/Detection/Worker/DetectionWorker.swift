@@ -247,15 +247,19 @@ public actor DetectionWorker {
     private func perform(configuration: ExposureConfiguration, results: ExposureResults) async -> Result<(DetectionRun, [String]), DetectionWorkerError> {
         do {
             let pending = try await downloader.pendingFiles()
-            var files = [(name: String, bytes: [UInt8])]()
+            // Each file goes to the spool on disk as it arrives and is read back when the pipeline
+            // needs it: a run of many files holds one archive at a time, not all of them.
+            var spool = try DownloadSpool(dataDirectory: dataDirectory)
+            defer { spool.clear() }
+            var files = [KeyFileSource]()
             for url in pending {
                 try Task.checkCancellation()
-                files.append((url, try await downloader.download(url)))
+                files.append(try spool.keep(try await downloader.download(url), name: url))
             }
             let pipeline = DetectionPipeline(
                 reader: ContactLogReader(dataDirectory: dataDirectory), policy: policy, parallelism: settings.parallelism)
             let observer = self.observer
-            let run = try await pipeline.run(files: files, configuration: configuration, now: clock.now(), results: results) { done, total in
+            let run = try await pipeline.run(sources: files, configuration: configuration, now: clock.now(), results: results) { done, total in
                 observer?.detectionProgress(keysDone: done, keysTotal: total)
             }
             try Task.checkCancellation()

@@ -79,11 +79,6 @@ struct ZipDirectory {
         return nil
     }
 
-    /// Why a chunk of output ends the extraction.
-    enum Stop: Error {
-        case cutShort, limit(KeyFileError)
-    }
-
     /// The contents of `entry`, inflated from its own bytes only, checked against its CRC-32;
     /// `check` sees the output grow and may refuse it (the size and ratio limits). `expected` (the
     /// size the archive claims, within the limit) is reserved, not trusted: pages are touched only
@@ -107,33 +102,21 @@ struct ZipDirectory {
             output = [UInt8](stored)
             checksum = stored.crc32(checksum: 0)
         case CompressionMethod.deflate.rawValue:
-            // One chunk of exactly the entry's bytes, then an error: ZIPFoundation's loop gives zlib
-            // the whole buffer size as input (so the chunk must be that long) and would ask again
-            // for ever when the stream has not ended. The chunk is the archive's own bytes, not a
-            // copy (up to 16 MiB less at the peak), made in the provider so that it is the only
-            // reference and zlib's mutable access does not copy it either.
-            var served = false
-            do {
-                checksum = try bytes.withUnsafeBytes { archive in
-                    try Data.decompress(
-                        size: Int64(count), bufferSize: max(count, 1), skipCRC32: false,
-                        provider: { _, _ in
-                            if served { throw Stop.cutShort }
-                            served = true
-                            return Data(
-                                bytesNoCopy: UnsafeMutableRawPointer(mutating: archive.baseAddress! + dataStart), count: count, deallocator: .none)
-                        },
-                        consumer: { chunk in
-                            output += chunk
-                            if let refusal = check(output.count) { throw Stop.limit(refusal) }
-                        })
+            // Straight from the archive's own bytes (no copy of the entry), 64 KiB of output at a
+            // time (Inflater).
+            let inflated: Result<(bytes: [UInt8], crc32: UInt32), Inflater.Failure> = bytes.withUnsafeBytes { archive in
+                Result { () throws(Inflater.Failure) in
+                    try Inflater.inflate(UnsafeRawBufferPointer(rebasing: archive[dataStart..<dataEnd]), reserving: expected, check: check)
                 }
-            } catch Stop.limit(let refusal) {
+            }
+            switch inflated {
+            case .success(let result):
+                output = result.bytes
+                checksum = result.crc32
+            case .failure(.refused(let refusal)):
                 throw refusal
-            } catch Stop.cutShort {
-                throw .archive("\(entry.path): its deflate stream is cut short")
-            } catch {
-                throw .archive("\(entry.path) cannot be inflated (\(error))")
+            case .failure(.stream(let reason)):
+                throw .archive("\(entry.path) cannot be inflated: \(reason)")
             }
         default:
             throw .archive("\(entry.path) uses compression method \(entry.method), not stored (0) or deflate (8)")

@@ -93,6 +93,9 @@ private final class BodyCollector: NSObject, URLSessionDataDelegate, @unchecked 
                 $0.status = http.statusCode
                 $0.headers = headers
                 $0.tooLarge = refuse
+                // Room for the declared body at once: growing by doubling would touch up to twice
+                // the limit (16 MiB archives) at the moment of the last copy.
+                if !refuse, declared > 0 { $0.body.reserveCapacity(declared) }
             }
             completionHandler(refuse ? .cancel : .allow)
         } else {

@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+public import KeyFiles
+
+/// A key file by name, and how to get its bytes when the pipeline needs them (twice: once for the
+/// verdicts, once for matching).
+public struct KeyFileSource: Sendable {
+    public var name: String
+    private let read: @Sendable () throws -> [UInt8]
+
+    public init(name: String, read: @escaping @Sendable () throws -> [UInt8]) {
+        self.name = name
+        self.read = read
+    }
+
+    /// The archive's bytes; a failure to read them is the file's own error.
+    func bytes() throws(KeyFileError) -> [UInt8] {
+        do {
+            return try read()
+        } catch let error as KeyFileError {
+            throw error
+        } catch {
+            throw .archive("cannot be read: \(error)")
+        }
+    }
+}
