@@ -97,20 +97,24 @@ struct HostileDBusMessageTests {
 
         #expect(sender.terminationStatus == 0)
         #expect(lines.first == "org.freedesktop.DBus.Error.InvalidArgs")
-        // Wall-clock times depend on what else the machine runs (the whole suite on 2 cores made the
-        // first Get 2.6 s once), so the cost is asserted as gaend's CPU time: before, decoding the
-        // 33 MB took seconds of it (the Get behind it 4.3 s, the 8 MB refusal 4.7 s, unloaded);
-        // reading and dropping both messages now takes tens of milliseconds.
-        #expect(cpu < .milliseconds(500), "gaend used \(cpu) of CPU on the two messages")
-        // Gets not queued behind the flood (the median of five) are answered at once.
-        #expect(latencies.sorted()[latencies.count / 2] < .milliseconds(100), "Get Status took \(latencies)")
+        #expect(latencies.count == 5)
+        #expect(harness.daemon.isRunning)
+        client.close()
+        // The costs are asserted on the plain build only: under AddressSanitizer (make check-asan
+        // runs this suite against its instrumented gaend) freed memory waits in a quarantine and
+        // every copy is checked, so RSS and CPU time say nothing about gaend.
+        guard ProcessInfo.processInfo.environment["GAEND_SANITIZER"] == nil else { return }
+        // Neither wall-clock time (the suite runs other suites beside it on 2 cores: the first Get
+        // took 2.6 s once) nor CPU time are asserted tightly: the bounds catch the regression (4.84 s
+        // of CPU, a Get stalled 4.3 s, the 8 MB refusal 4.7 s) with room for a loaded machine; the
+        // figures of a quiet one are printed above (0.1 s of CPU, Gets of 0.11-0.14 s, then < 6 ms).
+        #expect(cpu < .seconds(2), "gaend used \(cpu) of CPU on the two messages")
+        #expect(latencies.sorted()[latencies.count / 2] < .seconds(2), "Get Status took \(latencies)")
         // libdbus holds a message twice while it loads it (its read buffer, then the message's
         // copy), which no setting avoids short of a size limit, and that disconnects (DBusLimits).
         // So the peak may grow by twice the message, no more; before, it grew by 1.35 GB.
         #expect(after.peak - before.peak < 2 * 33_000 + 8_000, "gaend's peak RSS \(before.peak) → \(after.peak) kB")
         #expect(after.resident < 100_000, "gaend's RSS \(after.resident) kB")
         #expect(after.resident - before.resident < 16_000, "gaend's RSS \(before.resident) → \(after.resident) kB")
-        #expect(harness.daemon.isRunning)
-        client.close()
     }
 }
