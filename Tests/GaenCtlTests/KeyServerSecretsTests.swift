@@ -23,27 +23,12 @@ struct KeyServerSecretsTests {
         let data = files.path + "/server"
         let output = files.path + "/server.out"
         // Started under a permissive umask, as from a shell.
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = [
-            "-c", #"umask 022; exec "$0" "$@""#, try ToolRunner.productsDirectory().appendingPathComponent("gaen-keyserver").path, "serve", "--port", "0", "--data-dir", data, "--verification-key", files.path + "/verification.pem", "--export-key",
-            files.path + "/export.pem", "--health-authority", "ch.example", "--device-api-key-file", deviceKeyFile, "--export-interval", "0",
-        ]
-        var environment = ProcessInfo.processInfo.environment
-        environment["CREDENTIALS_DIRECTORY"] = credentials
-        process.environment = environment
-        _ = FileManager.default.createFile(atPath: output, contents: nil)
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let (process, port) = try ShareLoopTests.startServer(
+            [
+                "--data-dir", data, "--verification-key", files.path + "/verification.pem", "--export-key", files.path + "/export.pem",
+                "--health-authority", "ch.example", "--device-api-key-file", deviceKeyFile, "--export-interval", "0",
+            ], output: output, environment: ["CREDENTIALS_DIRECTORY": credentials], umask: "022")
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
-        var port = 0
-        try eventually("the server to listen") {
-            let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
-            guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("listening on ") }) else { return !process.isRunning }
-            port = Int(line.split(separator: ":").last ?? "") ?? 0
-            return true
-        }
         #expect(port > 0)
         let base = "http://127.0.0.1:\(port)"
         let transport = URLSessionTransport()
