@@ -42,7 +42,7 @@ struct IssueCode: AsyncParsableCommand {
     @Option(help: "The verification signing key (PEM, P-256).")
     var verificationKey: String
 
-    @Option(help: "confirmed, likely or negative.")
+    @Option(help: "confirmed, likely, negative or user-report.")
     var type: String
 
     @Option(help: "The day symptoms began, YYYY-MM-DD.")
