@@ -64,6 +64,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Pad each export with random keys up to this many.")
     var minimumRecords = 0
 
+    @Option(help: "Pad up to this many more, a random number each time (the reference's EXPORT_FILE_PADDING_RANGE).")
+    var paddingRange = 0
+
     /// The longest wait between export runs: a day (a sleep past what a Duration's nanoseconds
     /// hold traps).
     static let exportIntervals = 0...86_400
@@ -72,6 +75,7 @@ struct Serve: AsyncParsableCommand {
         try checkOption(embargoDelay, in: PublishValidator.embargoDelays, "--embargo-delay", unit: "seconds")
         try checkOption(exportInterval, in: Self.exportIntervals, "--export-interval", unit: "seconds")
         try checkOption(minimumRecords, in: ExportWorker.Settings.minimumRecordsRange, "--minimum-records", unit: "keys")
+        try checkOption(paddingRange, in: ExportWorker.Settings.minimumRecordsRange, "--padding-range", unit: "keys")
     }
 
     func run() async throws {
@@ -105,6 +109,7 @@ struct Serve: AsyncParsableCommand {
         var exportSettings = ExportWorker.Settings(
             directory: settings.exportDirectory, root: "exposureKeyExport-\(region)", region: region, keyID: parts[0], keyVersion: parts[1])
         exportSettings.minimumRecords = minimumRecords
+        exportSettings.paddingRange = paddingRange
         let exporter = ExportWorker(store: store, signingKey: try privateKey(exportKey, option: "--export-key"), settings: exportSettings)
 
         LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }

@@ -19,7 +19,7 @@ public struct ExportWorker: Sendable {
         public var keyVersion: String
         /// Random keys added to reach this many, so a file's size says little (0: none).
         public var minimumRecords = 0
-        /// What `minimumRecords` may be: no more keys than a file may hold.
+        /// What `minimumRecords` and `paddingRange` may be: no more keys than a file may hold.
         public static let minimumRecordsRange = 0...KeyFileLimits.maximumKeys
         /// Up to this many more, at random, so the count is not the minimum every time (the
         /// reference's EXPORT_FILE_PADDING_RANGE).
