@@ -190,6 +190,11 @@ install-data:
 	install -D -m 0644 dbus-policy/org.gaend.conf $(DESTDIR)$(DBUS_SYSTEM_CONF_DIR)/org.gaend.conf
 	install -D -m 0644 dbus-policy/org.gaend.service $(DESTDIR)$(DBUS_SYSTEM_SERVICES_DIR)/org.gaend.service
 	install -D -m 0644 polkit/org.gaend.policy $(DESTDIR)$(POLKIT_ACTIONS_DIR)/org.gaend.policy
+	sed 's|@BINDIR@|$(UNIT_BINDIR)|g' systemd/gaen-keyserver.service >$(DESTDIR)$(SYSTEMD_UNIT_DIR)/gaen-keyserver.service.tmp
+	chmod 0644 $(DESTDIR)$(SYSTEMD_UNIT_DIR)/gaen-keyserver.service.tmp
+	mv $(DESTDIR)$(SYSTEMD_UNIT_DIR)/gaen-keyserver.service.tmp $(DESTDIR)$(SYSTEMD_UNIT_DIR)/gaen-keyserver.service
+	install -D -m 0644 systemd/gaen-keyserver.sysusers $(DESTDIR)$(SYSUSERS_DIR)/gaen-keyserver.conf
+	install -D -m 0644 etc/gaen-keyserver.env $(DESTDIR)$(DOCDIR)/examples/gaen-keyserver.env
 	@if [ -z "$(DESTDIR)" ] && command -v systemd-sysusers >/dev/null; then \
 		systemd-sysusers $(SYSUSERS_DIR)/gaend.conf; \
 	fi
@@ -206,7 +211,9 @@ uninstall:
 	for product in $(PRODUCTS); do rm -f $(BINDIR)/$$product; done
 	rm -f $(DESTDIR)$(SYSTEMD_UNIT_DIR)/gaend.service $(DESTDIR)$(SYSUSERS_DIR)/gaend.conf \
 		$(DESTDIR)$(DBUS_SYSTEM_CONF_DIR)/org.gaend.conf $(DESTDIR)$(DBUS_SYSTEM_SERVICES_DIR)/org.gaend.service \
-		$(DESTDIR)$(POLKIT_ACTIONS_DIR)/org.gaend.policy $(DESTDIR)$(DOCDIR)/examples/gaend.service.d/hci-radio.conf
+		$(DESTDIR)$(POLKIT_ACTIONS_DIR)/org.gaend.policy $(DESTDIR)$(DOCDIR)/examples/gaend.service.d/hci-radio.conf \
+		$(DESTDIR)$(SYSTEMD_UNIT_DIR)/gaen-keyserver.service $(DESTDIR)$(SYSUSERS_DIR)/gaen-keyserver.conf \
+		$(DESTDIR)$(DOCDIR)/examples/gaen-keyserver.env
 	rmdir $(DESTDIR)$(DOCDIR)/examples/gaend.service.d $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) 2>/dev/null || true
 
 clean:

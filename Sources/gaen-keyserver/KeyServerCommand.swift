@@ -42,7 +42,7 @@ struct IssueCode: AsyncParsableCommand {
     @Option(help: "The verification signing key (PEM, P-256).")
     var verificationKey: String
 
-    @Option(help: "confirmed, likely or negative.")
+    @Option(help: "confirmed, likely, negative or user-report.")
     var type: String
 
     @Option(help: "The day symptoms began, YYYY-MM-DD.")
@@ -89,8 +89,12 @@ struct Export: AsyncParsableCommand {
     @Option(help: "Pad each file with random keys up to this many.")
     var minimumRecords = 0
 
+    @Option(help: "Pad up to this many more, a random number each time (the reference's EXPORT_FILE_PADDING_RANGE).")
+    var paddingRange = 0
+
     func validate() throws {
         try checkOption(minimumRecords, in: ExportWorker.Settings.minimumRecordsRange, "--minimum-records", unit: "keys")
+        try checkOption(paddingRange, in: ExportWorker.Settings.minimumRecordsRange, "--padding-range", unit: "keys")
     }
 
     func run() async throws {
@@ -99,6 +103,7 @@ struct Export: AsyncParsableCommand {
         let store = try options.openKeyStore()
         var settings = ExportWorker.Settings(directory: directory, root: "exposureKeyExport-\(region)", region: region, keyID: parts[0], keyVersion: parts[1])
         settings.minimumRecords = minimumRecords
+        settings.paddingRange = paddingRange
         let worker = ExportWorker(store: store, signingKey: try privateKey(exportKey, option: "--export-key"), settings: settings)
         if let name = try await worker.run(now: SystemClockTime.now) {
             print("wrote \(name)")

@@ -37,11 +37,17 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Health authority IDs whose publishes are accepted (repeatable).")
     var healthAuthority: [String] = []
 
-    @Option(help: "The device API key (X-API-Key of /api/verify and /api/certificate).")
-    var deviceAPIKey: String
+    @Option(help: "The device API key (X-API-Key of /api/verify and /api/certificate); visible to local users, prefer --device-api-key-file.")
+    var deviceAPIKey: String?
 
-    @Option(help: "The administrator's API key for POST /admin/codes (none: the endpoint is off).")
+    @Option(help: "A file holding the device API key (else the systemd credential device-api-key, else $GAEN_KEYSERVER_DEVICE_API_KEY).")
+    var deviceAPIKeyFile: String?
+
+    @Option(help: "The administrator's API key for POST /admin/codes; visible to local users, prefer --admin-api-key-file.")
     var adminAPIKey: String?
+
+    @Option(help: "A file holding the administrator's API key (else the credential admin-api-key, else $GAEN_KEYSERVER_ADMIN_API_KEY; none: the endpoint is off).")
+    var adminAPIKeyFile: String?
 
     @Option(help: "The exposure configuration JSON served as /configuration.json.")
     var exposureConfiguration: String?
@@ -58,6 +64,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Pad each export with random keys up to this many.")
     var minimumRecords = 0
 
+    @Option(help: "Pad up to this many more, a random number each time (the reference's EXPORT_FILE_PADDING_RANGE).")
+    var paddingRange = 0
+
     /// The longest wait between export runs: a day (a sleep past what a Duration's nanoseconds
     /// hold traps).
     static let exportIntervals = 0...86_400
@@ -66,6 +75,7 @@ struct Serve: AsyncParsableCommand {
         try checkOption(embargoDelay, in: PublishValidator.embargoDelays, "--embargo-delay", unit: "seconds")
         try checkOption(exportInterval, in: Self.exportIntervals, "--export-interval", unit: "seconds")
         try checkOption(minimumRecords, in: ExportWorker.Settings.minimumRecordsRange, "--minimum-records", unit: "keys")
+        try checkOption(paddingRange, in: ExportWorker.Settings.minimumRecordsRange, "--padding-range", unit: "keys")
     }
 
     func run() async throws {
@@ -73,6 +83,14 @@ struct Serve: AsyncParsableCommand {
         guard parts.count == 2 else { throw ValidationError("--key-id: '\(keyID)' is not ID:VERSION") }
         guard !healthAuthority.isEmpty else { throw ValidationError("--health-authority: at least one is needed") }
         guard let dataDir = options.dataDir else { throw ValidationError("--data-dir: serve keeps its exports there, so it is needed") }
+        guard
+            let deviceAPIKey = try APIKeySource(option: "--device-api-key", credential: "device-api-key").resolve(
+                value: deviceAPIKey, file: deviceAPIKeyFile, environment: "GAEN_KEYSERVER_DEVICE_API_KEY")
+        else {
+            throw ValidationError("--device-api-key-file: the device API key is needed (or the credential device-api-key, or $GAEN_KEYSERVER_DEVICE_API_KEY)")
+        }
+        let adminAPIKey = try APIKeySource(option: "--admin-api-key", credential: "admin-api-key").resolve(
+            value: adminAPIKey, file: adminAPIKeyFile, environment: "GAEN_KEYSERVER_ADMIN_API_KEY")
         let signing = try privateKey(verificationKey, option: "--verification-key")
         let store = try options.openKeyStore()
         let verifier = try options.openVerifier(signingKey: signing)
@@ -91,6 +109,7 @@ struct Serve: AsyncParsableCommand {
         var exportSettings = ExportWorker.Settings(
             directory: settings.exportDirectory, root: "exposureKeyExport-\(region)", region: region, keyID: parts[0], keyVersion: parts[1])
         exportSettings.minimumRecords = minimumRecords
+        exportSettings.paddingRange = paddingRange
         let exporter = ExportWorker(store: store, signingKey: try privateKey(exportKey, option: "--export-key"), settings: exportSettings)
 
         LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }

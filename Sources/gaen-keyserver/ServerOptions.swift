@@ -33,7 +33,15 @@ struct ServerOptions: ParsableArguments {
     func location(sqliteFile file: String) throws -> DatabaseLocation {
         if let database { return .postgreSQL(connectionString: database) }
         guard let dataDir else { throw ValidationError("--data-dir: needed unless --database names a PostgreSQL database") }
+        // Everything the server creates from here on (databases, exports) is its own alone.
+        umask(0o077)
         try FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)
+        // The data directory and the databases are the server's alone (verification codes and
+        // tokens are in them), also when an older version left them readable.
+        _ = chmod(dataDir, 0o700)
+        for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: dataDir + "/" + file + suffix) {
+            _ = chmod(dataDir + "/" + file + suffix, 0o600)
+        }
         return .sqlite(path: dataDir + "/" + file)
     }
 

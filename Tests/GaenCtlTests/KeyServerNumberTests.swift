@@ -56,6 +56,7 @@ struct KeyServerNumberTests {
         let cases = [
             ("--embargo-delay", "9223372036854775807"), ("--embargo-delay", "-1"), ("--export-interval", "9223372036854775807"),
             ("--export-interval", "-5"), ("--minimum-records", "-9223372036854775808"), ("--minimum-records", "100000000"),
+            ("--padding-range", "-1"), ("--padding-range", "100000000"),
         ]
         for (option, value) in cases {
             let run = try ToolRunner.run("gaen-keyserver", serve + ["\(option)=\(value)"], limit: 15)

@@ -26,13 +26,13 @@ import Testing
         let badType = try ToolRunner.run(
             "gaen-keyserver", ["issue-code", "--data-dir", data, "--verification-key", directory.path + "/verification.pem", "--type", "maybe"])
         #expect(badType.status != 0)
-        #expect(badType.standardError.contains("'maybe' is not confirmed, likely or negative"))
+        #expect(badType.standardError.contains("'maybe' is not confirmed, likely, negative or user-report"))
 
         // Keys published (through the library, as the API will), then exported by the command.
         let now = UnixTime(seconds: Int64(Date().timeIntervalSince1970))
         let today = Int64(try #require(ENIntervalNumber(containing: now)).rollingStart.rawValue)
         let request = try PublishRequest(
-            json: Array(#"{"temporaryExposureKeys": [{"key": "z2Cx9hdz2SlxZ8GEgqTYpA==", "rollingStartNumber": \#(today - 144)}], "healthAuthorityID": "x"}"#.utf8))
+            json: Array(#"{"temporaryExposureKeys": [{"key": "z2Cx9hdz2SlxZ8GEgqTYpA==", "rollingStartNumber": \#(today - 144), "rollingPeriod": 144}], "healthAuthorityID": "x"}"#.utf8))
         let store = try KeyStore(path: data + "/keys.sqlite")
         _ = try await store.publish(
             try PublishValidator().validate(request, now: now).accepted, reportType: 1, healthAuthority: "x", traveler: false, revisionToken: nil, now: now)
@@ -68,7 +68,7 @@ import Testing
         let now = UnixTime(seconds: Int64(Date().timeIntervalSince1970))
         let today = Int64(try #require(ENIntervalNumber(containing: now)).rollingStart.rawValue)
         let request = try PublishRequest(
-            json: Array(#"{"temporaryExposureKeys": [{"key": "z2Cx9hdz2SlxZ8GEgqTYpA==", "rollingStartNumber": \#(today - 144)}], "healthAuthorityID": "x"}"#.utf8))
+            json: Array(#"{"temporaryExposureKeys": [{"key": "z2Cx9hdz2SlxZ8GEgqTYpA==", "rollingStartNumber": \#(today - 144), "rollingPeriod": 144}], "healthAuthorityID": "x"}"#.utf8))
         _ = try await KeyStore(.postgreSQL(connectionString: url)).publish(
             try PublishValidator().validate(request, now: now).accepted, reportType: 1, healthAuthority: "x", traveler: false, revisionToken: nil, now: now)
         let exported = try ToolRunner.run(

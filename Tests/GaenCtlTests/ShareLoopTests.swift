@@ -11,10 +11,20 @@ import Testing
 @Suite(.ownThreads, .timeLimit(.minutes(3)))
 struct ShareLoopTests {
     /// `gaen-keyserver serve` on a free port; returns it and the port once listening.
-    static func startServer(_ arguments: [String], output: String) throws -> (Process, Int) {
+    /// `gaen-keyserver serve` on a free port; with `umask`, started through a shell that sets it.
+    static func startServer(
+        _ arguments: [String], output: String, environment: [String: String] = [:], umask: String? = nil
+    ) throws -> (Process, Int) {
         let process = Process()
-        process.executableURL = try ToolRunner.productsDirectory().appendingPathComponent("gaen-keyserver")
-        process.arguments = ["serve", "--port", "0"] + arguments
+        let server = try ToolRunner.productsDirectory().appendingPathComponent("gaen-keyserver")
+        if let umask {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", #"umask \#(umask); exec "$0" "$@""#, server.path, "serve", "--port", "0"] + arguments
+        } else {
+            process.executableURL = server
+            process.arguments = ["serve", "--port", "0"] + arguments
+        }
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         _ = FileManager.default.createFile(atPath: output, contents: nil)
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
         process.standardError = FileHandle.nullDevice

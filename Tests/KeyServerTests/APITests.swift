@@ -97,3 +97,56 @@ import Testing
         #expect(await api.handle(.init(method: "POST", path: "/v1/publish", body: Array(repeating: 0x20, count: 70_000))).status == 413)
     }
 }
+
+extension APITests {
+    /// The publish response as the reference's (internal/publish/publish.go): insertedExposures
+    /// counts new keys only, `partial_failure` only when a key was bad; a key too far from the
+    /// symptom onset is a warning in a response without a code.
+    @Test(arguments: Engine.available)
+    func insertedExposuresCountsNewKeysAndPartialFailureMeansABadKey(_ engine: Engine) async throws {
+        let database = try TestDatabase(engine)
+        let signing = try ECDSAPrivateKey()
+        let now = PublishValidatorTests.now
+        let today = PublishValidatorTests.today
+        let api = KeyServerAPI(
+            store: try KeyStore(database.keys), verifier: try Verifier(database.verification, signingKey: signing),
+            check: CertificateCheck(verifierKey: try ECDSAPublicKey(pem: signing.publicKeyPEM), issuer: "i", audience: "a"),
+            settings: KeyServerAPI.Settings(healthAuthorities: ["x"], deviceAPIKey: "device", exportDirectory: database.directory.path), clock: { now })
+        let secret = Array(repeating: UInt8(5), count: 16)
+        func publish(_ keys: [(UInt8, Int64, Int64)], type: String, onset: Int64? = nil, token: String? = nil) async throws -> [String: Any] {
+            let texts = keys.map { (Data(repeating: $0.0, count: 16).base64EncodedString(), $0.1, $0.2) }.sorted { $0.0 < $1.0 }
+            let cleartext = texts.map { "\($0.0).\($0.1).\($0.2).0" }.joined(separator: ",")
+            let certificate = try JWT.sign(
+                ["iss": "i", "aud": "a", "reportType": type, "exp": now.seconds + 60,
+                 "tekmac": Data(Digest.hmacSHA256(key: secret, message: Array(cleartext.utf8))).base64EncodedString()],
+                keyID: "v1", key: signing)
+            var object: [String: Any] = [
+                "temporaryExposureKeys": texts.map { ["key": $0.0, "rollingStartNumber": $0.1, "rollingPeriod": $0.2] },
+                "healthAuthorityID": "x", "verificationPayload": certificate, "hmacKey": Data(secret).base64EncodedString(),
+            ]
+            object["symptomOnsetInterval"] = onset
+            object["revisionToken"] = token
+            let response = await api.handle(.init(method: "POST", path: "/v1/publish", body: Array(try JSONSerialization.data(withJSONObject: object))))
+            var body = try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
+            body["status"] = response.status
+            return body
+        }
+        let first = try await publish([(1, today - 144, 144), (2, today - 288, 144)], type: "likely")
+        #expect(first["insertedExposures"] as? Int == 2)
+        #expect(first["code"] == nil)
+        // Confirmed with the token, and a bad key: 0 inserted (two revised), a partial failure.
+        let token = try #require(first["revisionToken"] as? String)
+        let revised = try await publish([(1, today - 144, 144), (2, today - 288, 144), (3, today - 432, 145)], type: "confirmed", token: token)
+        #expect(revised["status"] as? Int == 200)
+        #expect(revised["insertedExposures"] as? Int == 0)
+        #expect(revised["code"] as? String == "partial_failure")
+        #expect((revised["warnings"] as? [String])?.count == 1)
+        // A key too far from the onset: a warning, no code.
+        let far = try await publish([(4, today - 144, 144), (5, today - 144 * 15, 144)], type: "confirmed", onset: today)
+        #expect(far["insertedExposures"] as? Int == 1)
+        #expect(far["code"] == nil)
+        #expect((far["warnings"] as? [String])?.count == 1)
+        // Only bad keys: 400.
+        #expect(try await publish([(6, today - 144, 0)], type: "confirmed")["status"] as? Int == 400)
+    }
+}

@@ -70,11 +70,8 @@ import Testing
     /// so the next run finds nothing.
     @Test(arguments: Engine.available)
     func aBatchLargerThanOneStatementIsMarkedWhole(_ engine: Engine) async throws {
-        let database = try TestDatabase(engine)
-        let store = try KeyStore(database.keys)
-        let signing = try ECDSAPrivateKey()
-        let settings = ExportWorker.Settings(
-            directory: database.directory.path + "/exports", root: "exposureKeyExport-CH", region: "CH", keyID: "310", keyVersion: "v1")
+        let (database, store, signing) = try Self.storage(engine)
+        let settings = Self.settings(database)
         let worker = ExportWorker(store: store, signingKey: signing, settings: settings)
         var expected = Set<[UInt8]>()
         for publish in 0..<41 {  // 41 × 30 = 1,230 keys
@@ -92,5 +89,50 @@ import Testing
         #expect(file.export.keys.count == 1230)
         #expect(Set(file.export.keys.map(\.key.keyData.bytes)) == expected)
         #expect(try await worker.run(now: Self.now.adding(seconds: 600)) == nil)
+    }
+}
+
+extension ExportWorkerTests {
+    static func storage(_ engine: Engine) throws -> (TestDatabase, KeyStore, ECDSAPrivateKey) {
+        let database = try TestDatabase(engine)
+        return (database, try KeyStore(database.keys), try ECDSAPrivateKey())
+    }
+
+    static func settings(_ database: TestDatabase) -> ExportWorker.Settings {
+        ExportWorker.Settings(directory: database.directory.path + "/exports", root: "exposureKeyExport-CH", region: "CH", keyID: "310", keyVersion: "v1")
+    }
+
+    /// Padding keys copy the real keys' interval, period, risk, report type and days since onset
+    /// (the reference's ensureMinNumExposures), up to the minimum plus a random part of the range;
+    /// a file without keys gets none.
+    @Test(arguments: Engine.available)
+    func paddingLooksLikeTheRealKeysAndNeverFillsAnEmptyFile(_ engine: Engine) async throws {
+        let (database, store, signing) = try Self.storage(engine)
+        var settings = Self.settings(database)
+        settings.minimumRecords = 20
+        settings.paddingRange = 5
+        let worker = ExportWorker(store: store, signingKey: signing, settings: settings)
+        func read(_ name: String) throws -> KeyFile {
+            try KeyFile(
+                zip: Array(try Data(contentsOf: URL(fileURLWithPath: settings.directory + "/" + name))),
+                policy: SignaturePolicy(trustedKeys: [try VerificationKey(keyID: "310", keyVersion: "v1", pem: signing.publicKeyPEM)]))
+        }
+        var real = try KeyStoreTests.accepted(Array(repeating: 1, count: 16))
+        real.transmissionRisk = 7
+        real.daysSinceOnsetOfSymptoms = -2
+        let published = try await store.publish([real], reportType: 2, healthAuthority: "x", traveler: false, revisionToken: nil, now: Self.now)
+        let file = try read(try #require(try await worker.run(now: Self.now)))
+        #expect((20...25).contains(file.export.keys.count))
+        for key in file.export.keys {
+            #expect(key.key.rollingStartIntervalNumber == real.key.rollingStartIntervalNumber && key.key.rollingPeriod == real.key.rollingPeriod)
+            #expect(key.transmissionRiskLevel == 7 && key.reportType == .confirmedClinicalDiagnosis && key.daysSinceOnsetOfSymptoms == -2)
+        }
+        #expect(Set(file.export.keys.map(\.key.keyData)).count == file.export.keys.count)
+
+        // Only a revision: the file holds it and no padding.
+        _ = try await store.publish([real], reportType: 1, healthAuthority: "x", traveler: false, revisionToken: published.revisionToken, now: Self.now)
+        let revision = try read(try #require(try await worker.run(now: Self.now.adding(seconds: 600))))
+        #expect(revision.export.keys.isEmpty)
+        #expect(revision.export.revisedKeys.count == 1)
     }
 }

@@ -5,6 +5,7 @@ import Foundation
 import GaendTestSupport
 import KeyServer
 import SQLite
+import Synchronization
 import Testing
 
 /// Publishing on either engine: inserts, revisions with the token, and refusals that store nothing.
@@ -87,5 +88,69 @@ import Testing
         let store = try KeyStore(path: path)
         #expect(try await store.batches().map(\.name) == ["old.zip"])
         #expect(try await store.batches().first?.end == UnixTime(seconds: 2))
+    }
+}
+
+/// Revisions as the reference's Exposure.Revise and InsertAndReviseExposures
+/// (internal/publish/model/exposure_model.go, internal/publish/database/exposure.go).
+extension KeyStoreTests {
+    static func accepted(_ byte: UInt8, risk: Int32, onset: Int32?) throws -> PublishValidator.AcceptedKey {
+        var key = try accepted(Array(repeating: byte, count: 16))
+        key.transmissionRisk = risk
+        key.daysSinceOnsetOfSymptoms = onset
+        return key
+    }
+
+    @Test(arguments: Engine.available)
+    func revisionsFollowTheReference(_ engine: Engine) async throws {
+        let database = try TestDatabase(engine)
+        let store = try KeyStore(database.keys)
+        func publish(_ keys: [PublishValidator.AcceptedKey], _ type: Int32, token: String?) async throws -> KeyStore.Published {
+            try await store.publish(keys, reportType: type, healthAuthority: "x", traveler: false, revisionToken: token, now: Self.now)
+        }
+        // A negative test's keys, published first: nothing is stored (only a revision revokes).
+        let negative = try await publish([try Self.accepted(1, risk: 6, onset: 2)], 5, token: nil)
+        #expect(negative.inserted == 0)
+        #expect(try database.count("exposure") == 0)
+
+        // A self-report may become likely; the same type again is a no-op, not an error.
+        let report = try await publish([try Self.accepted(2, risk: 0, onset: 1)], 3, token: nil)
+        #expect(report.inserted == 1)
+        let again = try await publish([try Self.accepted(2, risk: 0, onset: 1)], 3, token: report.revisionToken)
+        #expect(again.inserted == 0 && again.revised == 0)
+        let likely = try await publish([try Self.accepted(2, risk: 4, onset: -3)], 2, token: report.revisionToken)
+        #expect(likely.revised == 1)
+        // Revised to likely already: likely again is a no-op, confirmed is a second revision.
+        #expect(try await publish([try Self.accepted(2, risk: 4, onset: -3)], 2, token: report.revisionToken).revised == 0)
+        await #expect(throws: PublishError(.keyAlreadyRevised, "a key was already revised")) {
+            try await publish([try Self.accepted(2, risk: 2, onset: -3)], 1, token: report.revisionToken)
+        }
+        // Confirmed → anything, likely → self-report: refused.
+        let confirmed = try await publish([try Self.accepted(3, risk: 2, onset: 0)], 1, token: nil)
+        await #expect { try await publish([try Self.accepted(3, risk: 2, onset: 0)], 2, token: confirmed.revisionToken) }
+            throws: { ($0 as? PublishError)?.code == .invalidReportTypeTransition }
+        let clinical = try await publish([try Self.accepted(4, risk: 4, onset: 0)], 2, token: nil)
+        await #expect { try await publish([try Self.accepted(4, risk: 4, onset: 0)], 3, token: clinical.revisionToken) }
+            throws: { ($0 as? PublishError)?.code == .invalidReportTypeTransition }
+
+        // The revision's own days since onset and risk are what the export's revised_keys carry.
+        _ = try await store.exportBatch(now: Self.now) { _ in "first.zip" }
+        let revised = try await publish([try Self.accepted(4, risk: 6, onset: 5)], 5, token: clinical.revisionToken)
+        #expect(revised.revised == 1)
+        let pending = Mutex<KeyStore.PendingExport?>(nil)
+        _ = try await store.exportBatch(now: Self.now.adding(seconds: 60)) { batch in
+            pending.withLock { $0 = batch }
+            return "second.zip"
+        }
+        let keys = try #require(pending.withLock { $0 })
+        #expect(keys.keys.isEmpty)
+        // Key 2 was revised before the first export carried it: its revision follows too.
+        #expect(Set(keys.revised.map(\.key.keyData.bytes)) == [Array(repeating: 2, count: 16), Array(repeating: 4, count: 16)])
+        let revoked = try #require(keys.revised.first { $0.key.keyData.bytes == Array(repeating: 4, count: 16) })
+        #expect(revoked.reportType == 5)
+        #expect(revoked.transmissionRisk == 6)
+        #expect(revoked.daysSinceOnsetOfSymptoms == 5)
+        let likelyNow = try #require(keys.revised.first { $0.key.keyData.bytes == Array(repeating: 2, count: 16) })
+        #expect(likelyNow.reportType == 2 && likelyNow.transmissionRisk == 4 && likelyNow.daysSinceOnsetOfSymptoms == -3)
     }
 }

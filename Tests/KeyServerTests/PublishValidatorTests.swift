@@ -16,7 +16,7 @@ import Testing
         try PublishRequest(json: Array(#"{"temporaryExposureKeys": [\#(keys.joined(separator: ","))], "healthAuthorityID": "ch.example"\#(extra)}"#.utf8))
     }
 
-    static func key(_ byte: UInt8, start: Int64, period: Int64? = nil, risk: Int64? = nil) -> String {
+    static func key(_ byte: UInt8, start: Int64, period: Int64? = 144, risk: Int64? = nil) -> String {
         let key = Data(repeating: byte, count: 16).base64EncodedString()
         var fields = [#""key": "\#(key)""#, #""rollingStartNumber": \#(start)"#]
         if let period { fields.append(#""rollingPeriod": \#(period)"#) }
@@ -63,7 +63,7 @@ import Testing
         #expect(code(#"{"temporaryExposureKeys": [\#(good)]}"#) == .unknownHealthAuthorityID)
         #expect(code(#"{"temporaryExposureKeys": [], "healthAuthorityID": "x"}"#) == .badRequest)
         #expect(code(#"{"temporaryExposureKeys": [\#(good)], "healthAuthorityID": "x", "surprise": 1}"#) == .badRequest)
-        #expect(code(#"{"temporaryExposureKeys": [{"key": "AAAA", "rollingStartNumber": 1}], "healthAuthorityID": "x"}"#) == .badRequest)
+        #expect(code(#"{"temporaryExposureKeys": [{"key": "AAAA", "rollingStartNumber": 1, "rollingPeriod": 144}], "healthAuthorityID": "x"}"#) == .badRequest)
         #expect(code(#"{"temporaryExposureKeys": [\#(Self.key(1, start: Self.today, period: 145))], "healthAuthorityID": "x"}"#) == .badRequest)
         #expect(code(#"{"temporaryExposureKeys": [\#(Self.key(1, start: Self.today, risk: 9))], "healthAuthorityID": "x"}"#) == .badRequest)
         #expect(code(#"{"temporaryExposureKeys": [{"key": "AAAAAAAAAAAAAAAAAAAAAA==", "rollingStartNumber": true}], "healthAuthorityID": "x"}"#) == .badRequest)
@@ -78,7 +78,10 @@ import Testing
 
     @Test func keysOutOfRangeAreDroppedAsAPartialFailure() throws {
         let request = try Self.request(
-            [Self.key(1, start: Self.today + 144), Self.key(2, start: Self.today - 144 * 16), Self.key(3, start: Self.today - 144 * 3)],
+            [
+                Self.key(1, start: Self.today + 144), Self.key(2, start: Self.today - 144 * 16), Self.key(3, start: Self.today - 144 * 3),
+                Self.key(5, start: Self.today - 144 * 10),
+            ],
             extra: #", "symptomOnsetInterval": \#(Self.today - 144 * 20)"#)
         let outcome = try PublishValidator().validate(request, now: Self.now)
         #expect(outcome.partialFailure)
@@ -86,7 +89,7 @@ import Testing
         #expect(outcome.warnings[0].contains("future"))
         #expect(outcome.warnings[1].contains("older than 360 hours"))
         #expect(outcome.warnings[2].contains("symptom onset"))
-        #expect(outcome.accepted.isEmpty)
+        #expect(outcome.accepted.count == 1)
         let onset = try Self.request([Self.key(4, start: Self.today - 144 * 3)], extra: #", "symptomOnsetInterval": \#(Self.today - 144 * 5), "traveler": true"#)
         #expect(onset.traveler)
         #expect(try PublishValidator().validate(onset, now: Self.now).accepted.first?.daysSinceOnsetOfSymptoms == 2)
@@ -97,7 +100,7 @@ import Testing
         let standard = bytes.base64EncodedString()
         let url = standard.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
         for text in [standard, url] {
-            let request = try Self.request([#"{"key": "\#(text)", "rollingStartNumber": \#(Self.today)}"#])
+            let request = try Self.request([#"{"key": "\#(text)", "rollingStartNumber": \#(Self.today), "rollingPeriod": 144}"#])
             #expect(try PublishValidator().validate(request, now: Self.now).accepted.first?.key.keyData.bytes == Array(bytes))
         }
     }
@@ -112,7 +115,105 @@ import Testing
             }
         }
         // The largest interval number is one: the key is only too far from it.
+        // In the future, it is not used: the default (4 days ago) is.
         let far = try Self.request([Self.key(1, start: Self.today - 144)], extra: #", "symptomOnsetInterval": 4294967295"#)
-        #expect(try PublishValidator().validate(far, now: Self.now).warnings.first?.contains("symptom onset") == true)
+        #expect(try PublishValidator().validate(far, now: Self.now).accepted.first?.daysSinceOnsetOfSymptoms == 3)
+    }
+}
+
+/// The rules as the reference applies them (issue 17): internal/publish/model/exposure_model.go's
+/// TransformPublish, AdjustAndValidate and ReportTypeTransmissionRisk, internal/jsonutil.
+extension PublishValidatorTests {
+    /// A bad key (base64, length, rolling period, risk, no rolling period at all) is dropped with a
+    /// warning naming it, the others are kept; only when none is left is the request refused.
+    @Test func aBadKeyIsDroppedAndOnlyARequestWithoutAGoodKeyIsRefused() throws {
+        let bad = [
+            #"{"key": "not base64!", "rollingStartNumber": \#(Self.today - 144), "rollingPeriod": 144}"#,
+            #"{"key": "AAAA", "rollingStartNumber": \#(Self.today - 144), "rollingPeriod": 144}"#,
+            Self.key(3, start: Self.today - 288, period: 145),
+            Self.key(4, start: Self.today - 432, risk: 9),
+            Self.key(5, start: Self.today - 576, period: nil),
+        ]
+        let outcome = try PublishValidator().validate(try Self.request(bad + [Self.key(6, start: Self.today - 720)]), now: Self.now)
+        #expect(outcome.accepted.map(\.key.keyData.bytes) == [Array(repeating: 6, count: 16)])
+        #expect(outcome.partialFailure)
+        #expect(outcome.warnings.count == 5)
+        for index in 0..<5 { #expect(outcome.warnings[index].hasPrefix("temporaryExposureKeys[\(index)]")) }
+        // A key without rollingPeriod is the reference's int32 0: invalid, not a whole day.
+        #expect(outcome.warnings[4].contains("rollingPeriod 0"))
+        #expect { try PublishValidator().validate(try Self.request(bad), now: Self.now) } throws: { ($0 as? PublishError)?.code == .badRequest }
+    }
+
+    /// A key dropped for its distance from the symptom onset is a warning, not a partial failure.
+    @Test func aKeyTooFarFromTheOnsetIsAWarningOnly() throws {
+        let request = try Self.request(
+            [Self.key(1, start: Self.today - 144), Self.key(2, start: Self.today - 144 * 15)], extra: #", "symptomOnsetInterval": \#(Self.today)"#)
+        let outcome = try PublishValidator().validate(request, now: Self.now)
+        #expect(outcome.accepted.count == 1)
+        #expect(outcome.warnings.count == 1)
+        #expect(!outcome.partialFailure)
+    }
+
+    /// The request's onset when before now and at most 28 days old, else the certificate's,
+    /// else 4 days ago; the days since onset follow from it for every key.
+    @Test func theSymptomOnsetIsTheRequestsThenTheCertificatesThenFourDaysAgo() throws {
+        func days(request onset: Int64?, certificate: Int64?) throws -> Int32? {
+            let extra = onset.map { #", "symptomOnsetInterval": \#($0)"# } ?? ""
+            return try PublishValidator().validate(
+                try Self.request([Self.key(1, start: Self.today - 144)], extra: extra), certificateOnset: certificate, now: Self.now
+            ).accepted.first?.daysSinceOnsetOfSymptoms
+        }
+        #expect(try days(request: Self.today - 144 * 3, certificate: Self.today - 144 * 5) == 2)
+        #expect(try days(request: nil, certificate: Self.today - 144 * 5) == 4)
+        // In the future, or older than 28 days: the certificate's is taken, else the default.
+        #expect(try days(request: Self.today + 144, certificate: Self.today - 144 * 5) == 4)
+        #expect(try days(request: Self.today - 144 * 29, certificate: Self.today - 144 * 2) == 1)
+        // 28 days old is still taken: the key, 27 days after it, is then too far.
+        #expect(throws: PublishError.self) { try days(request: Self.today - 144 * 28, certificate: nil) }
+        #expect(try days(request: nil, certificate: nil) == 3)
+        #expect(try days(request: Self.today - 144 * 29, certificate: Self.today + 144) == 3)
+    }
+
+    /// ReportTypeTransmissionRisk: a risk of 0 becomes 2 confirmed, 4 likely, 6 negative; a
+    /// self-report keeps 0; a risk sent is kept.
+    @Test func aTransmissionRiskOfZeroIsFilledInFromTheReportType() throws {
+        let request = try Self.request([Self.key(1, start: Self.today - 144), Self.key(2, start: Self.today - 288, risk: 7)])
+        for (type, risk) in [(Int32(1), Int32(2)), (2, 4), (5, 6), (3, 0)] {
+            let outcome = try PublishValidator().validate(request, reportType: type, now: Self.now)
+            #expect(outcome.accepted.map(\.transmissionRisk) == [risk, 7], "report type \(type)")
+        }
+    }
+
+    /// Keys whose intervals overlap must start together (a key replaced the same day); otherwise
+    /// the request is refused.
+    @Test func overlappingKeysThatDoNotStartTogetherAreRefused() throws {
+        let overlapping = try Self.request([Self.key(1, start: Self.today - 144, period: 144), Self.key(2, start: Self.today - 100, period: 10)])
+        #expect { try PublishValidator().validate(overlapping, now: Self.now) } throws: {
+            ($0 as? PublishError)?.code == .badRequest && "\($0)".contains("non aligned overlapping intervals")
+        }
+        let aligned = try Self.request([Self.key(1, start: Self.today - 144, period: 144), Self.key(2, start: Self.today - 144, period: 60)])
+        #expect(try PublishValidator().validate(aligned, now: Self.now).accepted.count == 2)
+        let adjacent = try Self.request([Self.key(1, start: Self.today - 144, period: 72), Self.key(2, start: Self.today - 72, period: 72)])
+        #expect(try PublishValidator().validate(adjacent, now: Self.now).accepted.count == 2)
+    }
+
+    /// A key that started at noon is on the air until noon tomorrow: held until then plus the
+    /// delay, not only until midnight plus the delay.
+    @Test func aStillValidKeyIsHeldUntilItEndsAndItsDayIsOver() throws {
+        let noon = Self.today + 72
+        let outcome = try PublishValidator().validate(try Self.request([Self.key(1, start: noon), Self.key(2, start: Self.today - 144)]), now: Self.now)
+        #expect(outcome.accepted[0].exportAfter == UnixTime(seconds: (noon + 144) * 600 + 7200))
+        #expect(outcome.accepted[1].exportAfter == Self.now)
+    }
+
+    /// The reference's body limit is 64,000 bytes (internal/jsonutil/unmarshal.go), not 64 KiB.
+    @Test func theBodyLimitIs64000Bytes() throws {
+        func body(_ size: Int) -> [UInt8] {
+            let head = #"{"temporaryExposureKeys": [\#(Self.key(1, start: Self.today))], "healthAuthorityID": "x", "padding": ""#
+            return Array((head + String(repeating: "A", count: size - head.utf8.count - 2) + #""}"#).utf8)
+        }
+        #expect(body(64_000).count == 64_000)
+        _ = try PublishRequest(json: body(64_000))
+        #expect(throws: PublishError.self) { try PublishRequest(json: body(64_001)) }
     }
 }

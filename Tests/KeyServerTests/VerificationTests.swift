@@ -44,7 +44,7 @@ import Testing
         let late = try await verifier.issueCode(testType: "confirmed", symptomDate: nil, testDate: nil, now: Self.now)
         await #expect { try await verifier.verify(code: late, accept: [], now: Self.now.adding(seconds: 86_400)) } throws: { ($0 as? Verifier.Refusal)?.code == "code_expired" }
         let negative = try await verifier.issueCode(testType: "negative", symptomDate: nil, testDate: nil, now: Self.now)
-        await #expect { try await verifier.verify(code: negative, accept: ["confirmed"], now: Self.now) } throws: { ($0 as? Verifier.Refusal)?.code == "invalid_test_type" }
+        await #expect { try await verifier.verify(code: negative, accept: ["confirmed"], now: Self.now) } throws: { ($0 as? Verifier.Refusal)?.code == "unsupported_test_type" }
 
         // The device's side: the HMAC of its keys with a secret it keeps, as gaend computes it.
         let keys = [
@@ -85,7 +85,7 @@ extension VerificationTests {
         let check = CertificateCheck(verifierKey: try ECDSAPublicKey(pem: signing.publicKeyPEM), issuer: "i", audience: "a")
         let secret = Data(Array(1...16).map(UInt8.init)).base64EncodedString()
         func accepts(_ tekmac: String, risks: (Int, Int)) throws -> Bool {
-            let certificate = try JWT.sign(["iss": "i", "aud": "a", "tekmac": tekmac], keyID: "v1", key: signing)
+            let certificate = try JWT.sign(["iss": "i", "aud": "a", "tekmac": tekmac, "reportType": "confirmed"], keyID: "v1", key: signing)
             let body = #"""
                 {"temporaryExposureKeys": [{"key": "z2Cx9hdz2SlxZ8GEgqTYpA==", "rollingStartNumber": 1, "rollingPeriod": 144, "transmissionRisk": \#(risks.0)},
                  {"key": "dPCphLzfG4uzXneNimkPRQ==", "rollingStartNumber": 144, "rollingPeriod": 144, "transmissionRisk": \#(risks.1)}],
@@ -102,5 +102,67 @@ extension VerificationTests {
         #expect(try accepts("mFNI9zhTA17n4ndd1Vu5tsn4XQX0gPrIKyjeh/9noUE=", risks: (0, 0)))
         #expect(try accepts("J9S7xVebH/66dm14wGsIcAnSUR3PHD4NtDQEOGZbDUo=", risks: (0, 0)))
         #expect(try !accepts("J9S7xVebH/66dm14wGsIcAnSUR3PHD4NtDQEOGZbDUo=", risks: (3, 5)))
+    }
+}
+
+extension VerificationTests {
+    /// The certificate's report types (pkg/api/v1/verification_types.go's ValidReportTypes):
+    /// user-report is a self-report; any other type, or none, makes the certificate invalid.
+    @Test func certificateReportTypesAreTheReferencesOnly() throws {
+        let signing = try ECDSAPrivateKey()
+        let check = CertificateCheck(verifierKey: try ECDSAPublicKey(pem: signing.publicKeyPEM), issuer: "i", audience: "a")
+        let secret = Array(1...16).map(UInt8.init)
+        let key = #"{"key": "z2Cx9hdz2SlxZ8GEgqTYpA==", "rollingStartNumber": 1, "rollingPeriod": 144, "transmissionRisk": 3}"#
+        let tekmac = Data(Digest.hmacSHA256(key: secret, message: Array("z2Cx9hdz2SlxZ8GEgqTYpA==.1.144.3".utf8))).base64EncodedString()
+        func reportType(_ type: String?) throws -> Int32? {
+            var claims: [String: Any] = ["iss": "i", "aud": "a", "tekmac": tekmac]
+            claims["reportType"] = type
+            let body = #"{"temporaryExposureKeys": [\#(key)], "healthAuthorityID": "x", "verificationPayload": "\#(try JWT.sign(claims, keyID: "v1", key: signing))", "hmacKey": "\#(Data(secret).base64EncodedString())"}"#
+            return try? check.check(try PublishRequest(json: Array(body.utf8)), now: Self.now.seconds).reportType
+        }
+        #expect(try reportType("confirmed") == 1)
+        #expect(try reportType("likely") == 2)
+        #expect(try reportType("user-report") == 3)
+        #expect(try reportType("negative") == 5)
+        #expect(try reportType("bogus") == nil)
+        #expect(try reportType(nil) == nil)
+    }
+
+    /// `accept` as the reference's GetAcceptedTestTypes: omitted or empty is every type, the
+    /// hierarchy, user-report, and an unknown value refused.
+    @Test func acceptedTestTypesFollowTheHierarchy() throws {
+        #expect(try Verifier.acceptedTestTypes(nil) == ["confirmed", "likely", "negative", "user-report"])
+        #expect(try Verifier.acceptedTestTypes([String]()) == ["confirmed", "likely", "negative", "user-report"])
+        #expect(try Verifier.acceptedTestTypes(["confirmed"]) == ["confirmed"])
+        #expect(try Verifier.acceptedTestTypes(["likely"]) == ["confirmed", "likely"])
+        #expect(try Verifier.acceptedTestTypes(["NEGATIVE"]) == ["confirmed", "likely", "negative"])
+        #expect(try Verifier.acceptedTestTypes(["user-report"]) == ["confirmed", "user-report"])
+        #expect(throws: Verifier.Refusal.self) { try Verifier.acceptedTestTypes(["positive"]) }
+        #expect(throws: Verifier.Refusal.self) { try Verifier.acceptedTestTypes("confirmed") }
+    }
+
+    /// Over HTTP: a code of a type the device does not accept answers `unsupported_test_type`
+    /// with 412 and stays usable; an unknown accept value is `invalid_test_type`; no accept takes all.
+    @Test(arguments: Engine.available)
+    func verifyAnswersUnsupportedTestTypeWith412(_ engine: Engine) async throws {
+        let database = try TestDatabase(engine)
+        let signing = try ECDSAPrivateKey()
+        let verifier = try Verifier(database.verification, signingKey: signing)
+        let api = KeyServerAPI(
+            store: try KeyStore(database.keys), verifier: verifier,
+            check: CertificateCheck(verifierKey: try ECDSAPublicKey(pem: signing.publicKeyPEM), issuer: "i", audience: "a"),
+            settings: KeyServerAPI.Settings(healthAuthorities: ["x"], deviceAPIKey: "device", exportDirectory: database.directory.path),
+            clock: { Self.now })
+        func verify(_ body: String) async throws -> (Int, String?) {
+            let response = await api.handle(.init(method: "POST", path: "/api/verify", headers: ["X-API-Key": "device"], body: Array(body.utf8)))
+            return (response.status, (try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])?["errorCode"] as? String)
+        }
+        let likely = try await verifier.issueCode(testType: "likely", symptomDate: nil, testDate: nil, now: Self.now)
+        #expect(try await verify(#"{"code": "\#(likely)", "accept": ["confirmed"]}"#) == (412, "unsupported_test_type"))
+        #expect(try await verify(#"{"code": "\#(likely)", "accept": ["positive"]}"#) == (400, "invalid_test_type"))
+        #expect(try await verify(#"{"code": "\#(likely)"}"#) == (200, nil))
+        let report = try await verifier.issueCode(testType: "user-report", symptomDate: nil, testDate: nil, now: Self.now)
+        #expect(try await verify(#"{"code": "\#(report)", "accept": ["likely"]}"#) == (412, "unsupported_test_type"))
+        #expect(try await verify(#"{"code": "\#(report)", "accept": ["user-report"]}"#) == (200, nil))
     }
 }

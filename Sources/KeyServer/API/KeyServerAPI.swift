@@ -76,7 +76,7 @@ public struct KeyServerAPI: Sendable {
 
     public func handle(_ request: Request) async -> Response {
         guard request.body.count <= PublishRequest.maximumBodyBytes else {
-            return .json(["error": "the body is larger than 64 KB", "code": "bad_request", "errorCode": "unparsable_request"], status: 413)
+            return .json(["error": "the body is larger than 64,000 bytes", "code": "bad_request", "errorCode": "unparsable_request"], status: 413)
         }
         switch (request.method, request.path) {
         case ("POST", "/v1/publish"): return await publish(request)
@@ -114,20 +114,17 @@ public struct KeyServerAPI: Sendable {
             }
             let now = clock()
             let claims = try check.check(publish, now: now.seconds)
-            var withOnset = publish
-            if withOnset.symptomOnsetInterval == nil { withOnset.symptomOnsetInterval = claims.symptomOnsetInterval }
-            let outcome = try validator.validate(withOnset, now: now)
-            guard !outcome.accepted.isEmpty else { throw PublishError(.badRequest, "no key was acceptable: \(outcome.warnings.joined(separator: "; "))") }
+            let outcome = try validator.validate(publish, reportType: claims.reportType, certificateOnset: claims.symptomOnsetInterval, now: now)
             let stored = try await store.publish(
                 outcome.accepted, reportType: claims.reportType, healthAuthority: publish.healthAuthorityID, traveler: publish.traveler,
                 revisionToken: publish.revisionToken, now: now)
-            var body: [String: Any] = [
-                "revisionToken": stored.revisionToken, "insertedExposures": stored.inserted + stored.revised, "padding": Self.padding(),
-            ]
+            // New keys only, as the reference's response (revisions are not counted).
+            var body: [String: Any] = ["revisionToken": stored.revisionToken, "insertedExposures": stored.inserted, "padding": Self.padding()]
+            if !outcome.warnings.isEmpty { body["warnings"] = outcome.warnings }
+            // Only bad keys make a partial failure; a key too far from the symptom onset is a warning.
             if outcome.partialFailure {
                 body["code"] = "partial_failure"
                 body["error"] = "some keys were not accepted"
-                body["warnings"] = outcome.warnings
             }
             return .json(body)
         } catch let error as PublishError {
@@ -146,7 +143,7 @@ public struct KeyServerAPI: Sendable {
     }
 
     func authorizedDevice(_ request: Request) -> Response? {
-        guard request.headers["x-api-key"] == settings.deviceAPIKey else {
+        guard SecretComparison.matches(request.headers["x-api-key"], settings.deviceAPIKey) else {
             return .json(["error": "missing or wrong X-API-Key", "errorCode": "unauthorized"], status: 401)
         }
         return nil
@@ -158,7 +155,14 @@ public struct KeyServerAPI: Sendable {
         guard let object = object(request.body), let code = object["code"] as? String else {
             return refusal(Verifier.Refusal("unparsable_request", "the body is not {\"code\": ...}"))
         }
-        let accept = object["accept"] as? [String] ?? ["confirmed"]
+        let accept: Set<String>
+        do {
+            accept = try Verifier.acceptedTestTypes(object["accept"])
+        } catch let refused as Verifier.Refusal {
+            return refusal(refused)
+        } catch {
+            return refusal(Verifier.Refusal("internal_error", "\(error)", status: 500))
+        }
         do {
             let verified = try await verifier.verify(code: code, accept: accept, now: clock())
             var body: [String: Any] = ["testtype": verified.testType, "token": verified.token, "padding": Self.padding()]
@@ -188,7 +192,7 @@ public struct KeyServerAPI: Sendable {
     }
 
     func issueCode(_ request: Request) async -> Response {
-        guard let adminKey = settings.adminAPIKey, request.headers["x-api-key"] == adminKey else {
+        guard let adminKey = settings.adminAPIKey, SecretComparison.matches(request.headers["x-api-key"], adminKey) else {
             return .json(["error": "missing or wrong administrator X-API-Key", "errorCode": "unauthorized"], status: 401)
         }
         guard let object = object(request.body), let type = object["testType"] as? String else {

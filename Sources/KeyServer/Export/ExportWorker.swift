@@ -19,8 +19,11 @@ public struct ExportWorker: Sendable {
         public var keyVersion: String
         /// Random keys added to reach this many, so a file's size says little (0: none).
         public var minimumRecords = 0
-        /// What `minimumRecords` may be: no more keys than a file may hold.
+        /// What `minimumRecords` and `paddingRange` may be: no more keys than a file may hold.
         public static let minimumRecordsRange = 0...KeyFileLimits.maximumKeys
+        /// Up to this many more, at random, so the count is not the minimum every time (the
+        /// reference's EXPORT_FILE_PADDING_RANGE).
+        public var paddingRange = 0
         public var retentionDays: Int64 = 14
 
         public init(directory: String, root: String, region: String, keyID: String, keyVersion: String) {
@@ -62,7 +65,7 @@ public struct ExportWorker: Sendable {
     /// it again replaces it.
     func write(_ pending: KeyStore.PendingExport, now: UnixTime) throws -> String {
         var keys = pending.keys.map(Self.diagnosisKey)
-        keys += try padding(count: settings.minimumRecords - keys.count, now: now)
+        keys += try padding(for: keys, target: settings.minimumRecords + Int.random(in: 0...max(0, settings.paddingRange)))
         // Shuffled: the order of upload must not show in the file.
         keys.shuffle()
         let export = KeyExport(
@@ -80,15 +83,18 @@ public struct ExportWorker: Sendable {
             daysSinceOnsetOfSymptoms: stored.daysSinceOnsetOfSymptoms)
     }
 
-    /// Keys nobody has: random data on random recent days, shaped like real ones.
-    func padding(count: Int, now: UnixTime) throws -> [DiagnosisKey] {
-        guard count > 0, let today = ENIntervalNumber(containing: now)?.rollingStart else { return [] }
+    /// Keys nobody has, as the reference's ensureMinNumExposures (internal/export/worker.go):
+    /// random key data with the interval, period, risk, report type and days since onset of the
+    /// real keys in turn, so that no field tells them apart. A file with no keys gets none.
+    func padding(for keys: [DiagnosisKey], target: Int) throws -> [DiagnosisKey] {
+        guard !keys.isEmpty, keys.count < target else { return [] }
         let random = SystemRandom()
-        return try (0..<count).map { _ in
-            let day = Int.random(in: 1...13)
-            return DiagnosisKey(
-                key: try TemporaryExposureKey(keyData: try random.bytes16(), rollingStartIntervalNumber: today.advanced(by: -144 * day)),
-                transmissionRiskLevel: Int32.random(in: 0...8), reportType: .confirmedTest, daysSinceOnsetOfSymptoms: Int32.random(in: -5...10))
+        let count = min(target, KeyFileLimits.maximumKeys) - keys.count
+        return try (0..<max(0, count)).map { index in
+            var padded = keys[index % keys.count]
+            padded.key = try TemporaryExposureKey(
+                keyData: try random.bytes16(), rollingStartIntervalNumber: padded.key.rollingStartIntervalNumber, rollingPeriod: padded.key.rollingPeriod)
+            return padded
         }
     }
 }

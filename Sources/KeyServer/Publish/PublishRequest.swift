@@ -9,7 +9,7 @@ public struct PublishRequest: Sendable, Equatable {
         /// As sent (base64): the HMAC covers this string, not the decoded bytes.
         public var key: String
         public var rollingStartNumber: Int64
-        /// 144 when absent.
+        /// 0 when absent, as the reference's int32 field: such a key is invalid.
         public var rollingPeriod: Int64
         /// 0 when absent.
         public var transmissionRisk: Int64
@@ -23,11 +23,12 @@ public struct PublishRequest: Sendable, Equatable {
     public var traveler: Bool
     public var revisionToken: String?
 
-    /// The largest body accepted, as the reference server's limit.
-    public static let maximumBodyBytes = 64 * 1024
+    /// The largest body accepted, as the reference server's limit (internal/jsonutil/unmarshal.go:
+    /// 64,000 bytes).
+    public static let maximumBodyBytes = 64_000
 
     public init(json body: [UInt8]) throws(PublishError) {
-        guard body.count <= Self.maximumBodyBytes else { throw PublishError(.badRequest, "the body is larger than 64 KB") }
+        guard body.count <= Self.maximumBodyBytes else { throw PublishError(.badRequest, "the body is larger than 64,000 bytes") }
         let parsed: Any
         do {
             parsed = try JSONSerialization.jsonObject(with: Data(body))
@@ -71,7 +72,7 @@ public struct PublishRequest: Sendable, Equatable {
             keys.append(
                 Key(
                     key: key, rollingStartNumber: start,
-                    rollingPeriod: try integer(fields["rollingPeriod"], "temporaryExposureKeys[\(index)].rollingPeriod") ?? 144,
+                    rollingPeriod: try integer(fields["rollingPeriod"], "temporaryExposureKeys[\(index)].rollingPeriod") ?? 0,
                     transmissionRisk: try integer(fields["transmissionRisk"], "temporaryExposureKeys[\(index)].transmissionRisk") ?? 0))
         }
         self.keys = keys

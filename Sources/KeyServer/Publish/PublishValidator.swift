@@ -43,10 +43,57 @@ public struct PublishValidator: Sendable {
         public var accepted: [AcceptedKey]
         /// One line per dropped key, naming it by index and saying why.
         public var warnings: [String]
-        public var partialFailure: Bool { !warnings.isEmpty }
+        /// How many of them were bad keys (not ones too far from the symptom onset).
+        public var keyErrors: Int
+        /// Some keys were bad: the reference's `partial_failure`. A key dropped for its distance
+        /// from the symptom onset is a warning only.
+        public var partialFailure: Bool { keyErrors > 0 }
     }
 
-    public func validate(_ request: PublishRequest, now: UnixTime) throws(PublishError) -> Outcome {
+    /// Report types as export files carry them (export.proto's ReportType).
+    public enum ReportType {
+        public static let confirmed: Int32 = 1
+        public static let likely: Int32 = 2
+        public static let selfReport: Int32 = 3
+        public static let revoked: Int32 = 5
+    }
+
+    /// The transmission risk a key of `reportType` gets when it was sent without one (0), as the
+    /// reference's `ReportTypeTransmissionRisk` (internal/publish/model/exposure_model.go):
+    /// confirmed 2, likely 4, negative 6; a self-report keeps 0 (the reference has no case for it).
+    public static func transmissionRisk(_ provided: Int32, reportType: Int32) -> Int32 {
+        guard provided == 0 else { return provided }
+        switch reportType {
+        case ReportType.confirmed: return 2
+        case ReportType.likely: return 4
+        case ReportType.revoked: return 6
+        default: return 0
+        }
+    }
+
+    /// How old a symptom onset the request or the certificate may give: 28 days (the reference's
+    /// MAX_VALID_SYMPTOM_ONSET_REPORT_DAYS); older or in the future, the default is taken.
+    public var maximumSymptomOnsetReportDays: Int64 = 28
+    /// The onset taken when neither gives a usable one: 4 days ago (DEFAULT_SYMPTOM_ONSET_DAYS_AGO).
+    public var defaultSymptomOnsetDaysAgo: Int64 = 4
+
+    /// The symptom onset interval a publish uses, as the reference's `TransformPublish`: the
+    /// request's when it is before now and no older than 28 days (from that day's UTC midnight),
+    /// else the certificate's under the same condition, else 4 days before now.
+    func symptomOnset(request: Int64?, certificate: Int64?, current: Int64, now: UnixTime) -> Int64 {
+        let oldest = UTCDay(containing: now.adding(seconds: -maximumSymptomOnsetReportDays * 86_400)).start.seconds / ENIntervalNumber.seconds
+        for candidate in [request, certificate] {
+            if let candidate, candidate > 0, candidate < current, candidate >= oldest { return candidate }
+        }
+        return now.adding(seconds: -defaultSymptomOnsetDaysAgo * 86_400).seconds / ENIntervalNumber.seconds
+    }
+
+    /// Applies the rules to `request`. `reportType` (the certificate's) fills in transmission risks
+    /// of 0; `certificateOnset` is the certificate's symptom onset, used when the request has none
+    /// that is usable.
+    public func validate(
+        _ request: PublishRequest, reportType: Int32 = ReportType.confirmed, certificateOnset: Int64? = nil, now: UnixTime
+    ) throws(PublishError) -> Outcome {
         guard !request.keys.isEmpty else { throw PublishError(.badRequest, "temporaryExposureKeys is empty") }
         guard request.keys.count <= maximumKeys else {
             throw PublishError(.badRequest, "\(request.keys.count) keys: at most \(maximumKeys) per publish")
@@ -56,62 +103,95 @@ public struct PublishValidator: Sendable {
         if let onset = request.symptomOnsetInterval, !(0...Int64(UInt32.max)).contains(onset) {
             throw PublishError(.badRequest, "symptomOnsetInterval \(onset) is not an interval number")
         }
+        let onset = symptomOnset(request: request.symptomOnsetInterval, certificate: certificateOnset, current: Int64(current.rawValue), now: now)
         var accepted = [AcceptedKey]()
         var warnings = [String]()
-        var sameStart = [Int64: Int]()
+        var keyErrors = 0
+        func bad(_ warning: String) {
+            warnings.append(warning)
+            keyErrors += 1
+        }
         for (index, key) in request.keys.enumerated() {
             let name = "temporaryExposureKeys[\(index)]"
+            // A bad key is dropped, not the request (the reference's per-key transform errors).
             guard let bytes = Self.decodeBase64(key.key), bytes.count == 16 else {
-                throw PublishError(.badRequest, "\(name).key is not 16 bytes of base64")
+                bad("\(name): the key is not 16 bytes of base64")
+                continue
             }
             guard (1...144).contains(key.rollingPeriod) else {
-                throw PublishError(.badRequest, "\(name).rollingPeriod \(key.rollingPeriod) is not within 1...144")
+                bad("\(name): rollingPeriod \(key.rollingPeriod) is not within 1...144")
+                continue
             }
             guard (0...8).contains(key.transmissionRisk) else {
-                throw PublishError(.badRequest, "\(name).transmissionRisk \(key.transmissionRisk) is not within 0...8")
+                bad("\(name): transmissionRisk \(key.transmissionRisk) is not within 0...8")
+                continue
             }
             guard key.rollingStartNumber >= 0, key.rollingStartNumber <= Int64(UInt32.max) else {
-                throw PublishError(.badRequest, "\(name).rollingStartNumber \(key.rollingStartNumber) is not an interval number")
+                bad("\(name): rollingStartNumber \(key.rollingStartNumber) is not an interval number")
+                continue
             }
             if key.rollingStartNumber > Int64(current.rawValue) {
-                warnings.append("\(name): starts in the future (\(key.rollingStartNumber) > \(current.rawValue))")
+                bad("\(name): starts in the future (\(key.rollingStartNumber) > \(current.rawValue))")
                 continue
             }
             if key.rollingStartNumber + key.rollingPeriod < Int64(current.rawValue) - Int64(maximumIntervalAge) {
-                warnings.append("\(name): older than \(maximumIntervalAge / 6) hours")
+                bad("\(name): older than \(maximumIntervalAge / 6) hours")
                 continue
             }
-            sameStart[key.rollingStartNumber, default: 0] += 1
-            if sameStart[key.rollingStartNumber]! > maximumSameStartKeys {
-                throw PublishError(.badRequest, "more than \(maximumSameStartKeys) keys start at interval \(key.rollingStartNumber)")
-            }
-            let start = ENIntervalNumber(rawValue: UInt32(key.rollingStartNumber))
-            var onset: Int32?
-            if let symptomOnset = request.symptomOnsetInterval {
-                // Compared in Int64 and narrowed only once within ±14, so no onset can trap here.
-                let days = (key.rollingStartNumber / 144) - (symptomOnset / 144)
-                guard abs(days) <= Int64(maximumSymptomOnsetDays), let narrow = Int32(exactly: days) else {
-                    warnings.append("\(name): \(days) days from symptom onset, beyond ±\(maximumSymptomOnsetDays)")
-                    continue
-                }
-                onset = narrow
+            // Compared in Int64 and narrowed only once within ±14, so no onset can trap here.
+            let days = (key.rollingStartNumber / 144) - (onset / 144)
+            guard abs(days) <= Int64(maximumSymptomOnsetDays), let daysSinceOnset = Int32(exactly: days) else {
+                warnings.append("\(name): \(days) days from symptom onset, beyond ±\(maximumSymptomOnsetDays)")
+                continue
             }
             let temporaryKey: TemporaryExposureKey
             do {
                 temporaryKey = try TemporaryExposureKey(
-                    keyData: Bytes16(bytes)!, rollingStartIntervalNumber: start, rollingPeriod: UInt32(key.rollingPeriod))
+                    keyData: Bytes16(bytes)!, rollingStartIntervalNumber: ENIntervalNumber(rawValue: UInt32(key.rollingStartNumber)),
+                    rollingPeriod: UInt32(key.rollingPeriod))
             } catch {
-                throw PublishError(.badRequest, "\(name): \(error)")
+                bad("\(name): \(error)")
+                continue
             }
-            // Still valid now: held until its UTC day is over, plus the delay; otherwise at once.
+            // Still valid now: held until it is off the air and its UTC day is over, plus the
+            // delay, so a key that started at noon is not out while phones still send it.
             let end = key.rollingStartNumber + key.rollingPeriod
+            let endTime = UnixTime(seconds: end * ENIntervalNumber.seconds)
+            let nextMidnight = UTCDay(containing: now).advanced(by: 1).start
             let exportAfter =
                 end > Int64(current.rawValue) && !releaseSameDayKeys
-                ? UTCDay(containing: now).advanced(by: 1).start.adding(seconds: embargoDelay)
+                ? max(endTime, nextMidnight).adding(seconds: embargoDelay)
                 : now
-            accepted.append(AcceptedKey(key: temporaryKey, transmissionRisk: Int32(key.transmissionRisk), daysSinceOnsetOfSymptoms: onset, exportAfter: exportAfter))
+            accepted.append(
+                AcceptedKey(
+                    key: temporaryKey, transmissionRisk: Self.transmissionRisk(Int32(key.transmissionRisk), reportType: reportType),
+                    daysSinceOnsetOfSymptoms: daysSinceOnset, exportAfter: exportAfter))
         }
-        return Outcome(accepted: accepted, warnings: warnings)
+        guard !accepted.isEmpty else {
+            throw PublishError(.badRequest, "no key was acceptable: \(warnings.joined(separator: "; "))")
+        }
+        // Sorted by start and period: a key starting inside the one before it must start with it
+        // (a key replaced the same day), else the set is not one device's (the reference's "non
+        // aligned overlapping intervals"); at most 3 keys per start.
+        let ordered = accepted.sorted {
+            ($0.key.rollingStartIntervalNumber.rawValue, $0.key.rollingPeriod) < ($1.key.rollingStartIntervalNumber.rawValue, $1.key.rollingPeriod)
+        }
+        var sameStart = [UInt32: Int]()
+        var previous: (start: UInt32, end: UInt32)?
+        for key in ordered {
+            let start = key.key.rollingStartIntervalNumber.rawValue
+            let end = start + key.key.rollingPeriod
+            sameStart[start, default: 0] += 1
+            if let last = previous, start != last.start, start < last.end {
+                throw PublishError(
+                    .badRequest, "the keys have non aligned overlapping intervals: \(start) overlaps a key valid from \(last.start) to \(last.end)")
+            }
+            previous = (start, end)
+        }
+        if let crowded = sameStart.filter({ $0.value > maximumSameStartKeys }).keys.min() {
+            throw PublishError(.badRequest, "more than \(maximumSameStartKeys) keys start at interval \(crowded)")
+        }
+        return Outcome(accepted: accepted, warnings: warnings, keyErrors: keyErrors)
     }
 
     /// Standard or URL alphabet, padded or not (pkg/base64util/decode.go).

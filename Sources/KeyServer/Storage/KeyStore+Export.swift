@@ -66,9 +66,9 @@ extension KeyStore {
 
     /// The keys and revisions not exported yet whose embargo is over.
     private func pendingExport(now: UnixTime) throws(DatabaseError) -> PendingExport {
-        func keys(_ sql: String, reportColumn: String) throws(DatabaseError) -> [StoredKey] {
+        func keys(_ sql: String, columns: String) throws(DatabaseError) -> [StoredKey] {
             try database.query(
-                "SELECT key, rolling_start, rolling_period, transmission_risk, \(reportColumn), days_since_onset FROM exposure WHERE \(sql)",
+                "SELECT key, rolling_start, rolling_period, \(columns) FROM exposure WHERE \(sql)",
                 [.integer(now.seconds)]
             ).compactMap { row in
                 // A row no key file can carry (a damaged file, a replica with another schema) is
@@ -91,10 +91,12 @@ extension KeyStore {
         let lastEnd = try database.query("SELECT end_time FROM export_batch ORDER BY end_time DESC LIMIT 1").first?.first?.integer
             .flatMap { UnixTime(exactlySeconds: $0) }.flatMap { $0.seconds >= 0 ? $0 : nil }
         return PendingExport(
-            keys: try keys("exported_batch IS NULL AND export_after <= ?1", reportColumn: "report_type"),
+            keys: try keys("exported_batch IS NULL AND export_after <= ?1", columns: "transmission_risk, report_type, days_since_onset"),
             revised: try keys(
                 "exported_batch IS NOT NULL AND revised_report_type IS NOT NULL AND revision_exported_batch IS NULL AND export_after <= ?1",
-                reportColumn: "revised_report_type"),
+                // A revision's own values (the reference's RevisedDaysSinceSymptomOnset and
+                // RevisedTransmissionRisk); a revision stored before they were kept has its key's risk.
+                columns: "COALESCE(revised_transmission_risk, transmission_risk), revised_report_type, revised_days_since_onset"),
             start: lastEnd ?? now.adding(seconds: -86_400))
     }
 

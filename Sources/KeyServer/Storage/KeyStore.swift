@@ -23,6 +23,7 @@ public actor KeyStore {
         database = try location.open()
         try database.createSchema(Self.schema(database.engine.types))
         if database.engine == .sqlite { try Self.renameEndColumn(database) }
+        try Self.addRevisionColumns(database)
     }
 
     deinit { thread.stop() }
@@ -47,6 +48,8 @@ public actor KeyStore {
             created \(types.integer) NOT NULL,
             revised_report_type \(types.integer),
             revised_at \(types.integer),
+            revised_days_since_onset \(types.integer),
+            revised_transmission_risk \(types.integer),
             exported_batch \(types.integer),
             revision_exported_batch \(types.integer)
         );
@@ -78,6 +81,21 @@ public actor KeyStore {
         try database.execute(#"ALTER TABLE export_batch RENAME COLUMN "end" TO end_time"#)
     }
 
+    /// Stores made before revisions kept their own days since onset and transmission risk get
+    /// those columns (empty: such a revision is exported with the key's first values).
+    static func addRevisionColumns(_ database: any Database) throws(DatabaseError) {
+        for column in ["revised_days_since_onset", "revised_transmission_risk"] {
+            let type = database.engine.types.integer
+            switch database.engine {
+            case .sqlite:
+                guard try database.query("SELECT 1 FROM pragma_table_info('exposure') WHERE name = ?1", [.text(column)]).isEmpty else { continue }
+                try database.execute("ALTER TABLE exposure ADD COLUMN \(column) \(type)")
+            case .postgreSQL:
+                try database.createSchema("ALTER TABLE exposure ADD COLUMN IF NOT EXISTS \(column) \(type)")
+            }
+        }
+    }
+
     /// What a publish stored.
     public struct Published: Sendable, Equatable {
         public var inserted: Int
@@ -86,7 +104,9 @@ public actor KeyStore {
     }
 
     /// Stores the accepted keys of one publish with `reportType` (1 confirmed, 2 clinical/likely,
-    /// 3 self-report, 5 revoked).
+    /// 3 self-report, 5 revoked). A key seen before is revised as the reference's `Exposure.Revise`
+    /// (internal/publish/model/exposure_model.go); a new key of a negative test is not stored,
+    /// since only a revision can revoke.
     public func publish(
         _ keys: [PublishValidator.AcceptedKey], reportType: Int32, healthAuthority: String, traveler: Bool, revisionToken: String?, now: UnixTime
     ) throws(PublishError) -> Published {
@@ -128,6 +148,8 @@ public actor KeyStore {
                 "SELECT report_type, revised_report_type FROM exposure WHERE key = ?1", [.blob(bytes)]
             ).first
             guard let existing else {
+                // The reference's InsertAndReviseExposures skips it: a negative test has nothing to publish.
+                if reportType == PublishValidator.ReportType.revoked { continue }
                 try database.query(
                     """
                     INSERT INTO exposure (key, rolling_start, rolling_period, transmission_risk, report_type, days_since_onset,
@@ -146,20 +168,25 @@ public actor KeyStore {
             // A key seen before: a revision, which needs the token of the publish that had it.
             guard let tokenKeys else { throw PublishError(.missingRevisionToken, "a key was published before: send its revision token") }
             guard tokenKeys.contains(bytes) else { throw PublishError(.invalidRevisionToken, "the revision token does not cover a key") }
-            guard existing[1] == .null else { throw PublishError(.keyAlreadyRevised, "a key was already revised") }
             let from = existing[0].integer ?? 0
-            // Only a clinical diagnosis (likely) may become confirmed or be revoked.
-            guard from == 2, reportType == 1 || reportType == 5 else {
+            // The same type again (first or revised) changes nothing and is no error.
+            if from == Int64(reportType) || existing[1] == .integer(Int64(reportType)) { continue }
+            guard existing[1] == .null else { throw PublishError(.keyAlreadyRevised, "a key was already revised") }
+            guard Self.mayRevise(from: from, to: reportType) else {
                 throw PublishError(.invalidReportTypeTransition, "report type \(from) cannot become \(reportType)")
             }
             // Only if still unrevised: another replica may have revised it since the
             // look above (PostgreSQL re-checks the condition after waiting for it).
             let updated = try database.query(
                 """
-                UPDATE exposure SET revised_report_type = ?2, revised_at = ?3, export_after = ?4
+                UPDATE exposure SET revised_report_type = ?2, revised_at = ?3, export_after = ?4, revised_days_since_onset = ?5,
+                    revised_transmission_risk = ?6
                 WHERE key = ?1 AND revised_report_type IS NULL RETURNING key
                 """,
-                [.blob(bytes), .integer(Int64(reportType)), .integer(now.seconds), .integer(accepted.exportAfter.seconds)])
+                [
+                    .blob(bytes), .integer(Int64(reportType)), .integer(now.seconds), .integer(accepted.exportAfter.seconds),
+                    accepted.daysSinceOnsetOfSymptoms.map { .integer(Int64($0)) } ?? .null, .integer(Int64(accepted.transmissionRisk)),
+                ])
             guard !updated.isEmpty else { throw PublishError(.keyAlreadyRevised, "a key was already revised") }
             revised += 1
         }
@@ -169,6 +196,17 @@ public actor KeyStore {
             try database.query("INSERT INTO revision_token_key (token, key) VALUES (?1, ?2)", [.text(token), .blob(accepted.key.keyData.bytes)])
         }
         return Published(inserted: inserted, revised: revised, revisionToken: token)
+    }
+
+    /// The reference's ValidReportTypeTransition, with a key of no type (0) taken as likely:
+    /// likely → confirmed or negative; self-report → confirmed, likely or negative.
+    static func mayRevise(from: Int64, to: Int32) -> Bool {
+        typealias Type = PublishValidator.ReportType
+        switch from == 0 ? Int64(Type.likely) : from {
+        case Int64(Type.likely): return to == Type.confirmed || to == Type.revoked
+        case Int64(Type.selfReport): return to == Type.confirmed || to == Type.likely || to == Type.revoked
+        default: return false
+        }
     }
 
     /// Keys whose export time has come, within [start, end) of creation or revision, for an export batch.

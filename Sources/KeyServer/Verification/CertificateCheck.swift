@@ -19,7 +19,11 @@ public struct CertificateCheck: Sendable {
         self.audience = audience
     }
 
-    /// What a valid certificate says: the report type (1 confirmed, 2 likely, 5 negative = revoked)
+    /// The certificate's report types and the export files' (export.proto): negative is REVOKED.
+    public static let reportTypes: [String: Int32] = ["confirmed": 1, "likely": 2, "user-report": 3, "negative": 5]
+
+    /// What a valid certificate says: the report type (1 confirmed, 2 likely, 3 self-report,
+    /// 5 negative = revoked)
     /// and the symptom onset interval, if it has one.
     public struct Claims: Sendable, Equatable {
         public var reportType: Int32
@@ -51,12 +55,11 @@ public struct CertificateCheck: Sendable {
         guard candidates.contains(where: { Digest.hmacSHA256(key: secret, message: Array($0.utf8)) == tekmac }) else {
             throw refuse("the keys do not match the certificate's HMAC")
         }
-        let reportType: Int32 =
-            switch claims["reportType"] as? String {
-            case "likely": 2
-            case "negative": 5
-            default: 1
-            }
+        // The reference's ValidReportTypes (pkg/api/v1/verification_types.go): anything else,
+        // or none, makes the certificate invalid.
+        guard let type = claims["reportType"] as? String, let reportType = Self.reportTypes[type] else {
+            throw refuse("the certificate's reportType is not confirmed, likely, negative or user-report")
+        }
         return Claims(reportType: reportType, symptomOnsetInterval: (claims["symptomOnsetInterval"] as? NSNumber)?.int64Value)
     }
 }

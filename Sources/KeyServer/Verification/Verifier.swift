@@ -31,7 +31,30 @@ public actor Verifier {
         public init() {}
     }
 
-    public static let testTypes = ["confirmed", "likely", "negative"]
+    public static let testTypes = ["confirmed", "likely", "negative", "user-report"]
+
+    /// The test types a device's `accept` lets through, as the reference's GetAcceptedTestTypes
+    /// (exposure-notifications-verification-server pkg/api/util.go): none or an empty list means
+    /// all; the types form a hierarchy (likely includes confirmed, negative includes likely), and
+    /// user-report adds itself and confirmed. Anything else is `invalid_test_type`.
+    public static func acceptedTestTypes(_ accept: Any?) throws(Refusal) -> Set<String> {
+        guard let accept, !(accept is NSNull) else { return Set(testTypes) }
+        guard let list = accept as? [Any], let names = list as? [String] else {
+            throw Refusal("invalid_test_type", "accept is not a list of test types")
+        }
+        if names.isEmpty { return Set(testTypes) }
+        var accepted = Set<String>()
+        for name in names {
+            switch name.lowercased() {
+            case "confirmed": accepted.formUnion(["confirmed"])
+            case "likely": accepted.formUnion(["confirmed", "likely"])
+            case "negative": accepted.formUnion(["confirmed", "likely", "negative"])
+            case "user-report": accepted.formUnion(["confirmed", "user-report"])
+            default: throw Refusal("invalid_test_type", "invalid accepted test type: \(name)")
+            }
+        }
+        return accepted
+    }
 
     let database: any Database
     let signingKey: ECDSAPrivateKey
@@ -78,7 +101,7 @@ public actor Verifier {
 
     /// A new 8-digit code for one test result (the admin command).
     public func issueCode(testType: String, symptomDate: UTCDay?, testDate: UTCDay?, now: UnixTime) throws -> String {
-        guard Self.testTypes.contains(testType) else { throw Refusal("invalid_test_type", "'\(testType)' is not confirmed, likely or negative") }
+        guard Self.testTypes.contains(testType) else { throw Refusal("invalid_test_type", "'\(testType)' is not confirmed, likely, negative or user-report") }
         for _ in 0..<10 {
             let code = String(format: "%08d", Int.random(in: 0..<100_000_000))
             do {
@@ -105,8 +128,9 @@ public actor Verifier {
         public var token: String
     }
 
-    /// `/api/verify`: a code, once, within its lifetime, of an accepted type → a token.
-    public func verify(code: String, accept: [String], now: UnixTime) throws -> Verified {
+    /// `/api/verify`: a code, once, within its lifetime, of an accepted type (`acceptedTestTypes`)
+    /// → a token. A code of a type not accepted is `unsupported_test_type` (412) and stays unclaimed.
+    public func verify(code: String, accept: Set<String>, now: UnixTime) throws -> Verified {
         guard code.count >= 6, code.count <= 20, code.allSatisfy(\.isNumber) else { throw Refusal("code_invalid", "the code is not a verification code") }
         return try database.transaction { () throws -> Verified in
             guard let row = try database.query(
@@ -115,7 +139,9 @@ public actor Verifier {
             guard row[4] == .null else { throw Refusal("code_invalid", "the code was already used") }
             guard (row[3].integer ?? 0) > now.seconds else { throw Refusal("code_expired", "the code has expired") }
             let testType = row[0].text ?? ""
-            guard accept.isEmpty || accept.contains(testType) else { throw Refusal("invalid_test_type", "the code is for a \(testType) test") }
+            guard accept.contains(testType) else {
+                throw Refusal("unsupported_test_type", "the code is for a \(testType) test, which the device does not accept", status: 412)
+            }
             // Only if still unclaimed: a replica may have claimed it since the look above.
             guard try !database.query(
                 "UPDATE verification_code SET claimed = ?2 WHERE code = ?1 AND claimed IS NULL RETURNING code", [.text(code), .integer(now.seconds)]
