@@ -9,8 +9,9 @@ import Foundation
 import KeyServer
 import Logging
 
-/// `gaen-keyserver serve`: the HTTP API over FlyingFox (a small async server on BSD sockets; see
-/// docs/ARCHITECTURE.md for the measured choice), with exports written on a timer.
+/// `gaen-keyserver serve`: the HTTP API over our bounded HTTP/1.1 layer on FlyingSocks
+/// (Connection/; docs/ARCHITECTURE.md says why not FlyingFox's HTTPServer), with exports written
+/// on a timer.
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "serve", abstract: "Serve the publish, verification and export APIs over HTTP.")
 
@@ -113,19 +114,14 @@ struct Serve: AsyncParsableCommand {
         let exporter = ExportWorker(store: store, signingKey: try privateKey(exportKey, option: "--export-key"), settings: exportSettings)
 
         LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
-        let server = HTTPServer(
-            address: try .inet(ip4: listen, port: port), timeout: 15, pool: NoDelaySocketPool(base: HTTPServer.defaultPool()),
-            logger: ServerLog(Logger(label: "gaen-keyserver.http")),
-            handler: APIHandler(api: api))
+        let server = BoundedHTTPServer(limits: HTTPLimits(), pool: NoDelaySocketPool(base: HTTPServer.defaultPool())) { await api.handle($0) }
+        let listener = try server.listen(ip4: listen, port: port)
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await server.run() }
-            group.addTask {
-                try await server.waitUntilListening()
-                var actual = port
-                if case .ip4(_, let bound)? = await server.listeningAddress { actual = bound }
-                // Scripts wait for this line.
-                FileHandle.standardOutput.write(Data("listening on \(listen):\(actual)\n".utf8))
-            }
+            group.addTask { try await server.run(on: listener) }
+            var actual = port
+            if case .ip4(_, let bound)? = try? listener.sockname() { actual = bound }
+            // Scripts wait for this line.
+            FileHandle.standardOutput.write(Data("listening on \(listen):\(actual)\n".utf8))
             if exportInterval > 0 {
                 group.addTask {
                     while !Task.isCancelled {
@@ -141,27 +137,6 @@ struct Serve: AsyncParsableCommand {
                 }
             }
             try await group.next()
-            try await group.next()
         }
-    }
-}
-
-/// FlyingFox's requests to the API and back. Bodies are read only up to the API's limit.
-struct APIHandler: HTTPHandler {
-    let api: KeyServerAPI
-
-    func handleRequest(_ request: FlyingFox.HTTPRequest) async throws -> FlyingFox.HTTPResponse {
-        var headers = [String: String]()
-        for header in request.headers.keys { headers[header.rawValue.lowercased()] = request.headers[header] }
-        let body: [UInt8]
-        if let count = request.bodySequence.count, count > PublishRequest.maximumBodyBytes {
-            body = Array(repeating: 0, count: PublishRequest.maximumBodyBytes + 1)  // refused by the API without reading it
-        } else {
-            body = Array(try await request.bodyData)
-        }
-        let response = await api.handle(KeyServerAPI.Request(method: request.method.rawValue, path: request.path, headers: headers, body: body))
-        return FlyingFox.HTTPResponse(
-            statusCode: HTTPStatusCode(response.status, phrase: response.status < 300 ? "OK" : "Error"),
-            headers: [HTTPHeader("Content-Type"): response.contentType], body: Data(response.body))
     }
 }

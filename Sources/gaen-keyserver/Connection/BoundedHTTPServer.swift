@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+import FlyingSocks
+import Foundation
+import Glibc
+import KeyServer
+import Synchronization
+
+/// gaen-keyserver's HTTP/1.1 server: FlyingSocks' async sockets and poll, with our own request
+/// reading so that every part of a request is bounded (FlyingFox's HTTPServer bounds none; see
+/// docs/ARCHITECTURE.md, "Bounds on the network"). A refused request is answered and its
+/// connection closed; idle and slow connections are shut down; connections are capped.
+final class BoundedHTTPServer: Sendable {
+    typealias Handler = @Sendable (KeyServerAPI.Request) async -> KeyServerAPI.Response
+
+    let limits: HTTPLimits
+    let pool: any AsyncSocketPool
+    let handler: Handler
+    private let open = Mutex(0)
+
+    init(limits: HTTPLimits, pool: some AsyncSocketPool, handler: @escaping Handler) {
+        self.limits = limits
+        self.pool = pool
+        self.handler = handler
+    }
+
+    /// Binds and listens; `run` then serves on the socket.
+    func listen(ip4 address: String, port: UInt16) throws -> Socket {
+        let socket = try Socket(domain: AF_INET, type: .stream)
+        try socket.setValue(true, for: .localAddressReuse)
+        try socket.bind(to: .inet(ip4: address, port: port))
+        try socket.listen()
+        return socket
+    }
+
+    func run(on socket: Socket) async throws {
+        try await pool.prepare()
+        let listener = try AsyncSocket(socket: socket, pool: pool)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await self.pool.run() }
+            group.addTask {
+                try await withThrowingDiscardingTaskGroup { connections in
+                    for try await client in listener.sockets {
+                        let admitted = self.open.withLock { count in
+                            guard count < self.limits.connections else { return false }
+                            count += 1
+                            return true
+                        }
+                        guard admitted else {
+                            Self.refuseAtOnce(client.socket)
+                            continue
+                        }
+                        connections.addTask {
+                            await self.serve(client)
+                            self.open.withLock { $0 -= 1 }
+                        }
+                    }
+                }
+            }
+            try await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// Over the cap: a 503 if the socket takes it at once, then closed.
+    private static func refuseAtOnce(_ socket: Socket) {
+        let bytes = Array(Self.head(status: 503, contentType: "text/plain", length: 0, keepAlive: false).utf8)
+        _ = Glibc.send(socket.file.rawValue, bytes, bytes.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+        try? socket.close()
+    }
+
+    private func serve(_ client: AsyncSocket) async {
+        let fd = client.socket.file.rawValue
+        let watchdog = Watchdog(fd: fd)
+        let watching = Task { await watchdog.watch() }
+        defer {
+            watching.cancel()
+            watchdog.close { try? client.close() }
+        }
+        var reader = RequestReader(socket: client, limits: limits)
+        while true {
+            watchdog.arm(seconds: limits.idleTimeout)
+            guard (try? await reader.waitForRequest()) == true else { return }
+            watchdog.arm(seconds: limits.requestTimeout)
+            var keepAlive = false
+            let response: (status: Int, contentType: String, body: [UInt8])
+            do {
+                var request = try await reader.readHead()
+                if request.headers["expect"]?.lowercased() == "100-continue", request.version == "HTTP/1.1" {
+                    try await reader.refuseEarly(request)
+                    try await client.write(Data("HTTP/1.1 100 Continue\r\n\r\n".utf8))
+                }
+                request.body = try await reader.readBody(of: request)
+                keepAlive = request.keepAlive
+                watchdog.disarm()
+                let path = String(request.target.prefix { $0 != "?" })
+                let answer = await handler(KeyServerAPI.Request(method: request.method, path: path, headers: request.headers, body: request.body))
+                response = (answer.status, answer.contentType, answer.body)
+            } catch let refusal as RequestRefusal {
+                response = (refusal.status, "application/json", Array(#"{"error":"\#(refusal.reason)"}"#.utf8))  // as the API's own refusals
+            } catch {
+                return  // the peer closed, or the watchdog shut a slow connection
+            }
+            watchdog.arm(seconds: limits.writeTimeout)
+            var bytes = Data(Self.head(status: response.status, contentType: response.contentType, length: response.body.count, keepAlive: keepAlive).utf8)
+            bytes.append(contentsOf: response.body)
+            do { try await client.write(bytes) } catch { return }
+            guard keepAlive else {
+                await lingeringClose(client, watchdog: watchdog)
+                return
+            }
+        }
+    }
+
+    /// Closing with unread bytes makes the kernel reset the connection, which can discard the
+    /// response before the client reads it: end our side, then read and drop what the peer still
+    /// sends, for at most 2 s and 1 MiB.
+    private func lingeringClose(_ client: AsyncSocket, watchdog: Watchdog) async {
+        Glibc.shutdown(client.socket.file.rawValue, Int32(SHUT_WR))
+        watchdog.arm(seconds: 2)
+        var dropped = 0
+        while dropped < 1_048_576, let bytes = try? await client.read(atMost: 16_384), !bytes.isEmpty { dropped += bytes.count }
+    }
+
+    static func head(status: Int, contentType: String, length: Int, keepAlive: Bool) -> String {
+        "HTTP/1.1 \(status) \(reasons[status] ?? (status < 400 ? "OK" : "Error"))\r\nContent-Type: \(contentType)\r\nContent-Length: \(length)\r\n"
+            + "Connection: \(keepAlive ? "keep-alive" : "close")\r\n\r\n"
+    }
+
+    static let reasons = [
+        200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
+        413: "Content Too Large", 414: "URI Too Long", 431: "Request Header Fields Too Large", 500: "Internal Server Error",
+        501: "Not Implemented", 503: "Service Unavailable", 505: "HTTP Version Not Supported",
+    ]
+}
+
+extension RequestReader {
+    /// An Expect: 100-continue request whose declared body is refused is refused before the
+    /// client sends it.
+    func refuseEarly(_ request: ReadRequest) async throws {
+        if let length = request.headers["content-length"], let count = Int(length), count > limits.body {
+            throw RequestRefusal(status: 413, reason: "body too large")
+        }
+    }
+}
+
+/// Shuts a connection's socket down when its current deadline passes: a pending read or write
+/// then fails, and the connection's task ends. FlyingSocks' reads have no timeout of their own.
+final class Watchdog: Sendable {
+    let fd: Int32
+    /// The deadline, and whether the socket is closed (its descriptor may then be another's).
+    private let state = Mutex<(deadline: ContinuousClock.Instant?, closed: Bool)>((nil, false))
+
+    init(fd: Int32) { self.fd = fd }
+
+    func arm(seconds: Double) { state.withLock { $0.deadline = .now + .milliseconds(Int(seconds * 1000)) } }
+
+    func disarm() { state.withLock { $0.deadline = nil } }
+
+    /// Closes the socket under the lock the watchdog shuts it down under.
+    func close(_ closing: () -> Void) {
+        state.withLock {
+            $0.closed = true
+            closing()
+        }
+    }
+
+    func watch() async {
+        while !Task.isCancelled {
+            let now = ContinuousClock.now
+            let (next, fired) = state.withLock { state -> (ContinuousClock.Instant?, Bool) in
+                guard !state.closed else { return (nil, true) }
+                guard let deadline = state.deadline, deadline <= now else { return (state.deadline, false) }
+                Glibc.shutdown(fd, Int32(SHUT_RDWR))
+                return (deadline, true)
+            }
+            if fired { return }
+            let wake = min(next ?? now + .seconds(1), now + .seconds(1))
+            try? await Task.sleep(until: wake, clock: .continuous)
+        }
+    }
+}
