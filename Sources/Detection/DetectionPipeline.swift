@@ -94,7 +94,8 @@ public struct DetectionPipeline: Sendable {
             throw .contactLog(error)
         }
         let matcher = Matcher(index: index)
-        let whenMissing = ReportType(rawValue: Int32(configuration.v2?.reportTypeWhenMissing?.rawValue ?? 0)) ?? .unknown
+        // Revisions read report types as the windows do (score uses the same default).
+        let v2 = configuration.v2 ?? V2Configuration()
         var results = stored
         var statistics = MatchStatistics()
         var verdicts = [(name: String, verdict: Verdict, keys: Int)]()
@@ -132,7 +133,7 @@ public struct DetectionPipeline: Sendable {
                 throw .keyFile(name: name, error)
             }
             try await matchKeys(
-                of: reader, name: name, matcher: matcher, into: &results, now: now, whenMissing: whenMissing, statistics: &statistics,
+                of: reader, name: name, matcher: matcher, into: &results, now: now, v2: v2, statistics: &statistics,
                 progressState: &progressState, progress: progress)
         }
         results.age(today: UTCDay(containing: now))
@@ -151,7 +152,7 @@ public struct DetectionPipeline: Sendable {
     /// matched, as the first, and then revises it), and each round's matches are stored in the
     /// file's order before the next round is read.
     func matchKeys(
-        of reader: ExportReader, name: String, matcher: Matcher, into results: inout ExposureResults, now: UnixTime, whenMissing: ReportType,
+        of reader: ExportReader, name: String, matcher: Matcher, into results: inout ExposureResults, now: UnixTime, v2: V2Configuration,
         statistics: inout MatchStatistics, progressState: inout (done: Int, total: Int),
         progress: (@Sendable (_ keysDone: Int, _ keysTotal: Int) -> Void)?
     ) async throws(DetectionError) {
@@ -188,14 +189,14 @@ public struct DetectionPipeline: Sendable {
                 throw .cancelled
             }
             progressState.done += toMatch.count
-            Self.store(found, copies: toMatch, into: &results, now: now, whenMissing: whenMissing, statistics: &statistics, stored: &storedInThisFile)
-            for key in toRevise where results.revise(key, reportTypeWhenMissing: whenMissing) { statistics.revisions += 1 }
+            Self.store(found, copies: toMatch, into: &results, now: now, v2: v2, statistics: &statistics, stored: &storedInThisFile)
+            for key in toRevise where results.revise(key, configuration: v2) { statistics.revisions += 1 }
         }
         // revised_keys relabel what is stored and are never matched (GMS matches `keys` only).
         var revisedKeys = reader.keys(revised: true)
         do {
             while let key = try revisedKeys.next() {
-                if results.revise(key, reportTypeWhenMissing: whenMissing) {
+                if results.revise(key, configuration: v2) {
                     statistics.revisions += 1
                 } else if !results.hasResult(for: key.key.keyData) {
                     statistics.revisedKeysWithoutResult += 1
@@ -210,7 +211,7 @@ public struct DetectionPipeline: Sendable {
     /// file store the first and let the second revise it, whatever order the matching tasks
     /// finished in. `stored` gathers the keys stored.
     static func store(
-        _ found: [KeyMatch], copies keys: [DiagnosisKey], into results: inout ExposureResults, now: UnixTime, whenMissing: ReportType,
+        _ found: [KeyMatch], copies keys: [DiagnosisKey], into results: inout ExposureResults, now: UnixTime, v2: V2Configuration,
         statistics: inout MatchStatistics, stored: inout Set<Bytes16>
     ) {
         guard !found.isEmpty else { return }
@@ -221,7 +222,7 @@ public struct DetectionPipeline: Sendable {
             if results.insert(KeyMatch(key: key, sightings: matched), at: now) {
                 statistics.newResults += 1
                 stored.insert(key.key.keyData)
-            } else if results.revise(key, reportTypeWhenMissing: whenMissing) {
+            } else if results.revise(key, configuration: v2) {
                 statistics.revisions += 1
             }
         }

@@ -40,20 +40,18 @@ public struct ExposureResult: Hashable, Sendable {
     }
 
     /// Applies a later file's report type for this key, as GMS's `storeValidReportTransition`:
-    /// both types are read with `reportTypeWhenMissing` in place of UNKNOWN, and the change is
-    /// kept only on a valid transition while transitions remain.
+    /// both types are read as windows read them (`reportTypeWhenMissing` in place of UNKNOWN), and
+    /// the change is kept only on a valid transition while transitions remain.
     ///
     /// - Returns: whether the result changed.
-    public mutating func revise(to published: ReportType, reportTypeWhenMissing: ReportType) -> Bool {
-        let old = Self.mapped(match.key.reportType, whenMissing: reportTypeWhenMissing)
-        let new = Self.mapped(published, whenMissing: reportTypeWhenMissing)
+    public mutating func revise(to published: ReportType, configuration: V2Configuration) -> Bool {
+        let old = WindowBuilder.mappedReportType(match.key.reportType, configuration: configuration)
+        let new = WindowBuilder.mappedReportType(published, configuration: configuration)
         guard reportTypeTransitions < Self.allowedTransitions, Self.isValidTransition(from: old, to: new) else { return false }
         match.key.reportType = new
         reportTypeTransitions += 1
         return true
     }
-
-    static func mapped(_ type: ReportType, whenMissing: ReportType) -> ReportType { type == .unknown ? whenMissing : type }
 
     /// The UTC day of the newest sighting: the result ages out 14 days after it.
     public var lastDay: UTCDay {

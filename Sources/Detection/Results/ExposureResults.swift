@@ -42,9 +42,9 @@ public struct ExposureResults: Sendable {
     ///
     /// - Returns: whether the result changed; `false` also when the key has no result.
     @discardableResult
-    public mutating func revise(_ key: DiagnosisKey, reportTypeWhenMissing: ReportType) -> Bool {
+    public mutating func revise(_ key: DiagnosisKey, configuration: V2Configuration) -> Bool {
         guard var result = byKey[key.key.keyData] else { return false }
-        guard result.revise(to: key.reportType, reportTypeWhenMissing: reportTypeWhenMissing) else { return false }
+        guard result.revise(to: key.reportType, configuration: configuration) else { return false }
         byKey[key.key.keyData] = result
         return true
     }

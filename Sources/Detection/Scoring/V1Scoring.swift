@@ -100,7 +100,7 @@ public enum V1Scorer {
             }
             for sighting in chosen {
                 let strongest = Int(sighting.aggregate.rssi.maximum ?? sighting.metadata.txPower)
-                let time = floorDivide(sighting.aggregate.firstSeen.milliseconds, 1000)
+                let time = WindowBuilder.floorDiv(sighting.aggregate.firstSeen.milliseconds, 1000)
                 scans.append((scans.count, Scan(time: time, attenuation: max(0, Int(sighting.metadata.txPower) - strongest))))
             }
         }
@@ -188,9 +188,5 @@ public enum V1Scorer {
     static func durationBucket(_ minutes: Int) -> Int {
         if minutes <= 0 { return 0 }
         return [5, 10, 15, 20, 25, 30].firstIndex { minutes <= $0 }.map { $0 + 1 } ?? 7
-    }
-
-    static func floorDivide(_ value: Int64, _ divisor: Int64) -> Int64 {
-        value >= 0 ? value / divisor : (value - divisor + 1) / divisor
     }
 }
