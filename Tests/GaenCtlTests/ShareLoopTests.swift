@@ -13,7 +13,7 @@ struct ShareLoopTests {
     /// `gaen-keyserver serve` on a free port; returns it and the port once listening.
     /// `gaen-keyserver serve` on a free port; with `umask`, started through a shell that sets it.
     static func startServer(
-        _ arguments: [String], output: String, environment: [String: String] = [:], umask: String? = nil
+        _ arguments: [String], output: String, environment: [String: String] = [:], umask: String? = nil, errors: String? = nil
     ) throws -> (Process, Int) {
         let process = Process()
         let server = try ToolRunner.productsDirectory().appendingPathComponent("gaen-keyserver")
@@ -27,7 +27,12 @@ struct ShareLoopTests {
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         _ = FileManager.default.createFile(atPath: output, contents: nil)
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
-        process.standardError = FileHandle.nullDevice
+        if let errors {
+            _ = FileManager.default.createFile(atPath: errors, contents: nil)
+            process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errors))
+        } else {
+            process.standardError = FileHandle.nullDevice
+        }
         try process.run()
         var port = 0
         try eventually("the server to listen") {
