@@ -170,6 +170,7 @@ bench: deps
 	$(SWIFT) run -c release gaen-bench crypto
 	$(SWIFT) build -c release --product gaen-keyserver
 	$(SWIFT) run -c release gaen-bench keyserver
+	$(SWIFT) run -c release gaen-bench keyserver-attack
 	scripts/bench-reports
 
 install: build install-data
