@@ -83,7 +83,7 @@ final class BoundedHTTPServer: Sendable {
             watching.cancel()
             watchdog.close { try? client.close() }
         }
-        var reader = RequestReader(socket: client, limits: limits)
+        var reader = RequestReader(source: SocketSource(socket: client), limits: limits)
         while true {
             watchdog.arm(seconds: limits.idleTimeout)
             guard (try? await reader.waitForRequest()) == true else { return }
@@ -166,6 +166,13 @@ final class BoundedHTTPServer: Sendable {
         408: "Request Timeout", 412: "Precondition Failed", 413: "Content Too Large", 429: "Too Many Requests", 414: "URI Too Long", 431: "Request Header Fields Too Large", 500: "Internal Server Error",
         501: "Not Implemented", 503: "Service Unavailable", 505: "HTTP Version Not Supported",
     ]
+}
+
+/// The reader's bytes off FlyingSocks' socket.
+struct SocketSource: ByteSource {
+    let socket: AsyncSocket
+
+    func read(atMost count: Int) async throws -> [UInt8] { try await socket.read(atMost: count) }
 }
 
 extension RequestReader {
