@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 public import ENCore
-public import ENCrypto
+import ENCrypto
 import Foundation
 
 /// The HTTP API as plain request → response functions, so that any HTTP server can carry it and
@@ -158,10 +158,8 @@ public struct KeyServerAPI: Sendable {
         let accept: Set<String>
         do {
             accept = try Verifier.acceptedTestTypes(object["accept"])
-        } catch let refused as Verifier.Refusal {
-            return refusal(refused)
         } catch {
-            return refusal(Verifier.Refusal("internal_error", "\(error)", status: 500))
+            return refusal(error)
         }
         do {
             let verified = try await verifier.verify(code: code, accept: accept, now: clock())
@@ -201,7 +199,7 @@ public struct KeyServerAPI: Sendable {
         let symptom = (object["symptomDate"] as? String).flatMap(UTCDay.init(parsing:))
         let test = (object["testDate"] as? String).flatMap(UTCDay.init(parsing:))
         do {
-            return .json(["code": try await verifier.issueCode(testType: type, symptomDate: symptom, testDate: test, now: clock())])
+            return .json(try await verifier.issueCode(testType: type, symptomDate: symptom, testDate: test, now: clock()).responseFields)
         } catch let refused as Verifier.Refusal {
             return refusal(refused)
         } catch {
