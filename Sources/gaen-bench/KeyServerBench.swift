@@ -49,13 +49,16 @@ struct KeyServerBench: AsyncParsableCommand {
             try Self.runTool(serverPath, ["make-key", "--out", "\(work)/\(name).pem"])
         }
         let data = work + "/data"
+        // With --database the server needs its codes' HMAC key given (replicas share one).
+        let codeKey = work + "/code-hmac.key"
+        try (Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString() + "\n").write(toFile: codeKey, atomically: true, encoding: .utf8)
         let storage = database.map { ["--database", $0] } ?? []
         let process = Process()
         process.executableURL = URL(fileURLWithPath: serverPath)
         process.arguments = [
             "serve", "--port", "0", "--data-dir", data, "--verification-key", work + "/verification.pem", "--export-key", work + "/export.pem",
             "--region", "XB", "--health-authority", "bench", "--device-api-key", Self.deviceKey, "--admin-api-key", Self.adminKey,
-            "--export-interval", "0",
+            "--export-interval", "0", "--code-hmac-key-file", codeKey,
         ] + storage
         let output = Pipe()
         process.standardOutput = output
