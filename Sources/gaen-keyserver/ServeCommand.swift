@@ -16,6 +16,8 @@ struct Serve: AsyncParsableCommand {
 
     @OptionGroup var options: ServerOptions
 
+    @OptionGroup var codeKey: CodeHMACKeyOptions
+
     @Option(help: "Address to listen on.")
     var listen = "127.0.0.1"
 
@@ -141,7 +143,7 @@ struct Serve: AsyncParsableCommand {
             value: adminAPIKey, file: adminAPIKeyFile, environment: "GAEN_KEYSERVER_ADMIN_API_KEY")
         let signing = try privateKey(verificationKey, option: "--verification-key")
         let store = try options.openKeyStore()
-        let verifier = try options.openVerifier(signingKey: signing)
+        let verifier = try options.openVerifier(signingKey: signing, codeKey: codeKey)
         var settings = KeyServerAPI.Settings(
             healthAuthorities: Set(healthAuthority), deviceAPIKey: deviceAPIKey, exportDirectory: dataDir + "/exports")
         settings.adminAPIKey = adminAPIKey

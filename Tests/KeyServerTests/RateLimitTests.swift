@@ -75,7 +75,7 @@ import Testing
         init(requests: RateLimit = RateLimit(tokens: 120, interval: 60), failures: RateLimit = RateLimit(tokens: 3, interval: 3600)) throws {
             directory = try TemporaryDirectory()
             let signing = try ECDSAPrivateKey()
-            let verifier = try Verifier(path: directory.path + "/verification.sqlite", signingKey: signing)
+            let verifier = try Verifier(path: directory.path + "/verification.sqlite", signingKey: signing, codeKey: TestDatabase.codeKey())
             var settings = KeyServerAPI.Settings(healthAuthorities: ["ch.example"], deviceAPIKey: "device-key", exportDirectory: directory.path + "/www")
             settings.adminAPIKey = "admin-key"
             var limits = RequestLimits.Settings()

@@ -242,7 +242,7 @@ public struct KeyServerAPI: Sendable {
         let symptom = (object["symptomDate"] as? String).flatMap(UTCDay.init(parsing:))
         let test = (object["testDate"] as? String).flatMap(UTCDay.init(parsing:))
         do {
-            return .json(["code": try await verifier.issueCode(testType: type, symptomDate: symptom, testDate: test, now: clock())])
+            return .json(try await verifier.issueCode(testType: type, symptomDate: symptom, testDate: test, now: clock()).responseFields)
         } catch let refused as Verifier.Refusal {
             return refusal(refused)
         } catch {
