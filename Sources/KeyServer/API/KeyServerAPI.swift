@@ -149,6 +149,11 @@ public struct KeyServerAPI: Sendable {
             let now = clock()
             let claims = try check.check(publish, now: now.seconds)
             let outcome = try validator.validate(publish, reportType: claims.reportType, certificateOnset: claims.symptomOnsetInterval, now: now)
+            // Every key too far from the symptom onset: nothing to store and no key to revise
+            // later, so no revision token (ENS publish.go makes none without keys), but no error.
+            if outcome.accepted.isEmpty {
+                return .json(["revisionToken": "", "insertedExposures": 0, "warnings": outcome.warnings, "padding": Self.padding()])
+            }
             let stored = try await store.publish(
                 outcome.accepted, reportType: claims.reportType, healthAuthority: publish.healthAuthorityID, traveler: publish.traveler,
                 revisionToken: publish.revisionToken, now: now)
