@@ -116,13 +116,15 @@ check: deps test-peers
 # allocations to the exit that it cannot attribute (docs/ARCHITECTURE.md, "Sanitizers").
 TSAN_FLAGS = halt_on_error=0:second_deadlock_stack=1:suppressions=$(CURDIR)/testbed/sanitizers/tsan.supp
 SANITIZER_ENV = SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 TSAN_OPTIONS=$(TSAN_FLAGS)
-# The suites of the concurrent parts, for ThreadSanitizer.
-TSAN_SUITES = DBusTests|HCITests|DetectionTests|KeyServerTests
+# The suites of the concurrent parts, for ThreadSanitizer; the key server's process suites run
+# the instrumented gaen-keyserver (its connections, watchdogs and rate limits) under attack.
+TSAN_SUITES = DBusTests|HCITests|DetectionTests|KeyServerTests|KeyServerConnectionLimitsTests|KeyServerNetworkBoundsTests|KeyServerAttackTests
 
 # The suites under the sanitizers, each in a build folder of its own (docs/ARCHITECTURE.md,
 # "Sanitizers"). AddressSanitizer runs every suite, the programs the process suites start included
 # (they are the instrumented debug build of the same folder); ThreadSanitizer runs the suites of
-# the concurrent parts: the D-Bus pump, the HCI driver, the detection worker and the key server.
+# the concurrent parts: the D-Bus pump, the HCI driver, the detection worker and the key server
+# (its library, and the server itself under the network suites).
 check-sanitize: check-asan check-tsan
 
 check-asan: deps test-peers
@@ -170,6 +172,7 @@ bench: deps
 	$(SWIFT) run -c release gaen-bench crypto
 	$(SWIFT) build -c release --product gaen-keyserver
 	$(SWIFT) run -c release gaen-bench keyserver
+	$(SWIFT) run -c release gaen-bench keyserver-attack
 	scripts/bench-reports
 
 install: build install-data

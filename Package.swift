@@ -130,7 +130,7 @@ let package = Package(
             name: "gaen-keyserver",
             dependencies: [
                 "KeyServer", "ENCore", "ENCrypto", .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "FlyingFox", package: "FlyingFox"), .product(name: "FlyingSocks", package: "FlyingFox"),
+                .product(name: "FlyingSocks", package: "FlyingFox"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift),
@@ -139,7 +139,7 @@ let package = Package(
         .executableTarget(
             name: "gaen-bench",
             dependencies: [
-                "ENCore", "ENCrypto", "BaselineC", "ContactLog", "Storage", "KeyFiles", "Detection", "DBus",
+                "ENCore", "ENCrypto", "BaselineC", "ContactLog", "Storage", "KeyFiles", "Detection", "DBus", "KeyServer",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],

@@ -2,7 +2,7 @@
 
 internal import COpenSSL
 
-/// SHA-256 and HMAC-SHA256, one-shot.
+/// SHA-256, HMAC-SHA256 and HMAC-SHA512, one-shot.
 public enum Digest {
     /// SHA-256 of `bytes`.
     public static func sha256(_ bytes: UnsafeRawBufferPointer) -> [UInt8] {
@@ -20,16 +20,27 @@ public enum Digest {
 
     /// HMAC-SHA256 of `message` under `key`.
     public static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
-        var mac = [UInt8](repeating: 0, count: 32)
+        hmac(EVP_sha256(), length: 32, key: key, message: message)
+    }
+
+    /// HMAC-SHA512 of `message` under `key` (the verification server's code HMACs).
+    public static func hmacSHA512(key: [UInt8], message: [UInt8]) -> [UInt8] {
+        hmac(EVP_sha512(), length: 64, key: key, message: message)
+    }
+
+    /// One-shot HMAC with `digest`, whose output is `length` bytes.
+    private static func hmac(_ digest: OpaquePointer?, length expected: Int, key: [UInt8], message: [UInt8]) -> [UInt8] {
+        var mac = [UInt8](repeating: 0, count: expected)
         var length: UInt32 = 0
         let result = key.withUnsafeBytes { keyBytes in
             message.withUnsafeBytes { messageBytes in
                 HMAC(
-                    EVP_sha256(), keyBytes.baseAddress, Int32(key.count),
+                    digest, keyBytes.baseAddress, Int32(key.count),
                     messageBytes.baseAddress?.assumingMemoryBound(to: UInt8.self), messageBytes.count, &mac, &length)
             }
         }
-        precondition(result != nil && length == 32, "HMAC-SHA256 failed")
+        // An in-memory HMAC cannot fail but for an out-of-memory libcrypto.
+        precondition(result != nil && Int(length) == expected, "HMAC failed")
         return mac
     }
 }

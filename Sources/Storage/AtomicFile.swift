@@ -10,30 +10,51 @@ import Glibc
 public enum AtomicFile {
     /// Replaces the file at `path` with `bytes`, mode 0600 unless told otherwise.
     public static func write(_ bytes: [UInt8], to path: String, mode: UInt32 = DataDirectory.fileMode) throws(FileSystemError) {
-        let directory = parentDirectory(of: path)
-        let temporary = directory + "/." + fileName(of: path) + ".tmp-\(getpid())"
-        // O_EXCL: a leftover temporary file of a crashed writer is removed and made anew, never
-        // appended to or followed through a symlink.
-        if try Syscall.status(temporary) != nil { try Syscall.unlink(temporary) }
-        let fd = try Syscall.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: mode_t(mode), doing: "creating")
-        do {
-            try bytes.withUnsafeBytes { raw in
-                Result { () throws(FileSystemError) in try Syscall.writeAll(fd, raw, path: temporary) }
-            }.get()
-            try Syscall.fsync(fd, path: temporary)
-        } catch {
-            Syscall.close(fd)
-            try? Syscall.unlink(temporary)
-            throw error
-        }
-        Syscall.close(fd)
+        let temporary = try writeTemporary(bytes, beside: path, mode: mode)
         do {
             try Syscall.rename(temporary, path)
         } catch {
             try? Syscall.unlink(temporary)
             throw error
         }
-        try syncDirectory(directory)
+        try syncDirectory(parentDirectory(of: path))
+    }
+
+    /// Creates the file at `path` with `bytes` (mode 0600 unless told otherwise) if there is none,
+    /// whole or not at all; `false` when the path already exists, which is left as it is. For a
+    /// file made once that two processes starting together may both try to make: the one that
+    /// loses reads the winner's.
+    public static func create(_ bytes: [UInt8], at path: String, mode: UInt32 = DataDirectory.fileMode) throws(FileSystemError) -> Bool {
+        let temporary = try writeTemporary(bytes, beside: path, mode: mode)
+        // link(2), unlike rename(2), never replaces: the new name appears complete or not at all.
+        defer { try? Syscall.unlink(temporary) }
+        do {
+            try Syscall.link(temporary, path)
+        } catch where error.errno == EEXIST {
+            return false
+        }
+        try syncDirectory(parentDirectory(of: path))
+        return true
+    }
+
+    /// `bytes` written and synced to a new temporary file in `path`'s directory; its path.
+    private static func writeTemporary(_ bytes: [UInt8], beside path: String, mode: UInt32) throws(FileSystemError) -> String {
+        let temporary = parentDirectory(of: path) + "/." + fileName(of: path) + ".tmp-\(getpid())"
+        // O_EXCL: a leftover temporary file of a crashed writer is removed and made anew, never
+        // appended to or followed through a symlink.
+        if try Syscall.status(temporary) != nil { try Syscall.unlink(temporary) }
+        let fd = try Syscall.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: mode_t(mode), doing: "creating")
+        defer { Syscall.close(fd) }
+        do {
+            try bytes.withUnsafeBytes { raw in
+                Result { () throws(FileSystemError) in try Syscall.writeAll(fd, raw, path: temporary) }
+            }.get()
+            try Syscall.fsync(fd, path: temporary)
+        } catch {
+            try? Syscall.unlink(temporary)
+            throw error
+        }
+        return temporary
     }
 
     /// The bytes of the file at `path`, or `nil` if there is no such file. Refuses files larger than

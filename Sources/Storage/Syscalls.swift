@@ -130,6 +130,13 @@ enum Syscall {
         }
     }
 
+    /// A second name for `from`; EEXIST when `to` exists, which nothing else changes.
+    static func link(_ from: String, _ to: String) throws(FileSystemError) {
+        guard Glibc.link(from, to) == 0 else {
+            throw FileSystemError(operation: "linking \(from) to", path: to, errno: Glibc.errno)
+        }
+    }
+
     static func unlink(_ path: String) throws(FileSystemError) {
         guard Glibc.unlink(path) == 0 else {
             throw FileSystemError(operation: "removing", path: path, errno: Glibc.errno)

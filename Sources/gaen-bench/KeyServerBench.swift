@@ -36,39 +36,18 @@ struct KeyServerBench: AsyncParsableCommand {
     @Option(help: "Seconds any one phase may take before it stops where it is.")
     var timeLimit = 120
 
-    static let deviceKey = "bench-device"
-    static let adminKey = "bench-admin"
+    static let deviceKey = BenchKeyServer.deviceKey
+    static let adminKey = BenchKeyServer.adminKey
     static let keysPerPublish = 30
 
     func run() async throws {
-        let serverPath = server ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("gaen-keyserver").path
-        let work = FileManager.default.temporaryDirectory.appendingPathComponent("gaen-bench-keyserver-\(getpid())").path
-        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: work) }
-        for name in ["verification", "export"] {
-            try Self.runTool(serverPath, ["make-key", "--out", "\(work)/\(name).pem"])
-        }
-        let data = work + "/data"
         let storage = database.map { ["--database", $0] } ?? []
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: serverPath)
-        process.arguments = [
-            "serve", "--port", "0", "--data-dir", data, "--verification-key", work + "/verification.pem", "--export-key", work + "/export.pem",
-            "--region", "XB", "--health-authority", "bench", "--device-api-key", Self.deviceKey, "--admin-api-key", Self.adminKey,
-            "--export-interval", "0",
-        ] + storage
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        defer {
-            kill(process.processIdentifier, SIGTERM)
-            process.waitUntilExit()
-        }
-        guard let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self).split(separator: "\n").first,
-            line.hasPrefix("listening on "), let port = line.split(separator: ":").last
-        else { throw ValidationError("\(serverPath) did not start listening") }
-        let base = "http://127.0.0.1:\(port)"
+        // One client makes every request here: the throughput, not the per-client budgets, is measured.
+        let server = try BenchKeyServer(
+            server: self.server, storage: storage, arguments: ["--requests-per-minute", "1000000", "--failed-attempts-per-hour", "1000000"])
+        defer { server.stop() }
+        let (serverPath, work, data, process) = (server.path, server.work, server.data, server.process)
+        let base = server.base
         let limit = Duration.seconds(timeLimit)
         print(
             "gaen-keyserver (pid \(process.processIdentifier)) on \(base), \(database == nil ? "SQLite" : "PostgreSQL") storage; "
@@ -122,7 +101,7 @@ struct KeyServerBench: AsyncParsableCommand {
 
     /// A code from the admin endpoint, verified, and a certificate for 30 fresh keys: three days'
     /// worth of starts at most three keys each, yesterday and before (so nothing is embargoed).
-    static func prepareUpload(base: String, transport: URLSessionTransport) async throws -> Upload {
+    static func prepareUpload(base: String, transport: some HTTPTransport) async throws -> Upload {
         let issued = try await transport.send(
             HTTPRequest(
                 method: "POST", url: base + "/admin/codes", headers: [("X-API-Key", adminKey), ("Content-Type", "application/json")],

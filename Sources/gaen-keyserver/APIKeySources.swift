@@ -15,17 +15,23 @@ struct APIKeySource {
     /// The key: from the option's value, its `-file` option, the systemd credential of the same
     /// name, or `environment`, in that order; `nil` when none is given.
     func resolve(value: String?, file: String?, environment: String) throws -> String? {
+        try resolveWithOrigin(value: value, file: file, environment: environment)?.key
+    }
+
+    /// The key as `resolve` finds it, and where from (`--x-file PATH`, `credential x`, `$X`), for
+    /// errors about the key itself.
+    func resolveWithOrigin(value: String?, file: String?, environment: String) throws -> (key: String, origin: String)? {
         if let value {
             FileHandle.standardError.write(
                 Data("gaen-keyserver: \(option) on the command line is visible to every local user; use \(option)-file or a credential\n".utf8))
-            return value
+            return (value, option)
         }
-        if let file { return try read(file, option: option + "-file") }
+        if let file { return (try read(file, option: option + "-file"), "\(option)-file: \(file)") }
         let variables = ProcessInfo.processInfo.environment
         if let directory = variables["CREDENTIALS_DIRECTORY"], FileManager.default.fileExists(atPath: directory + "/" + credential) {
-            return try read(directory + "/" + credential, option: "credential \(credential)")
+            return (try read(directory + "/" + credential, option: "credential \(credential)"), "credential \(credential)")
         }
-        if let key = variables[environment], !key.isEmpty { return key }
+        if let key = variables[environment], !key.isEmpty { return (key, "$" + environment) }
         return nil
     }
 

@@ -35,9 +35,14 @@ func privateKey(_ path: String, option: String) throws -> ECDSAPrivateKey {
 
 struct IssueCode: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "issue-code", abstract: "Issue a verification code for a test result; prints the code.")
+        commandName: "issue-code",
+        abstract: "Issue a verification code for a test result; prints the short code.",
+        discussion: "One issue makes a short code (8 digits, valid 15 minutes) and a long code (16 letters and digits, valid 24 hours), "
+            + "either of which a device may send, once. --json prints both and their expiries as POST /admin/codes answers.")
 
     @OptionGroup var options: ServerOptions
+
+    @OptionGroup var codeKey: CodeHMACKeyOptions
 
     @Option(help: "The verification signing key (PEM, P-256).")
     var verificationKey: String
@@ -51,17 +56,26 @@ struct IssueCode: AsyncParsableCommand {
     @Option(help: "The test date, YYYY-MM-DD.")
     var testDate: String?
 
+    @Flag(help: "Print the short and long code and their expiries as JSON (the fields of POST /admin/codes).")
+    var json = false
+
     func run() async throws {
         func day(_ text: String?, _ option: String) throws -> UTCDay? {
             guard let text else { return nil }
             guard let day = UTCDay(parsing: text) else { throw ValidationError("\(option): '\(text)' is not a date YYYY-MM-DD") }
             return day
         }
-        let verifier = try options.openVerifier(signingKey: try privateKey(verificationKey, option: "--verification-key"))
+        let verifier = try options.openVerifier(signingKey: try privateKey(verificationKey, option: "--verification-key"), codeKey: codeKey)
         do {
-            let code = try await verifier.issueCode(
+            let issued = try await verifier.issueCode(
                 testType: type, symptomDate: try day(symptomDate, "--symptom-date"), testDate: try day(testDate, "--test-date"), now: SystemClockTime.now)
-            print(code)
+            if json {
+                let data = try JSONSerialization.data(withJSONObject: issued.responseFields, options: [.sortedKeys])
+                print(String(decoding: data, as: UTF8.self))
+            } else {
+                // One line, the short code alone: scripts read it so.
+                print(issued.code)
+            }
         } catch let refusal as Verifier.Refusal {
             throw ValidationError("--type: \(refusal.message)")
         }

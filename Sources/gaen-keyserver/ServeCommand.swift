@@ -3,7 +3,6 @@
 import ArgumentParser
 import ENCore
 import ENCrypto
-import FlyingFox
 import FlyingSocks
 import Foundation
 import KeyServer
@@ -16,6 +15,8 @@ struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "serve", abstract: "Serve the publish, verification and export APIs over HTTP.")
 
     @OptionGroup var options: ServerOptions
+
+    @OptionGroup var codeKey: CodeHMACKeyOptions
 
     @Option(help: "Address to listen on.")
     var listen = "127.0.0.1"
@@ -68,6 +69,27 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Pad up to this many more, a random number each time (the reference's EXPORT_FILE_PADDING_RANGE).")
     var paddingRange = 0
 
+    @Option(help: "Requests each client may make to each of /api/verify, /api/certificate, /v1/publish and /admin/codes per minute (then 429).")
+    var requestsPerMinute = 120
+
+    @Option(help: "Failed attempts (wrong or expired codes, wrong API keys) a client may make per hour before its requests to those taking a secret get 429.")
+    var failedAttemptsPerHour = 30
+
+    @Option(help: "Connections open at once; past it a new one is answered 503 and closed.")
+    var maxConnections = 512
+
+    @Option(help: "Seconds a kept-alive connection may wait for its next request.")
+    var idleTimeout = 30.0
+
+    @Option(help: "Seconds from a request's first byte to the end of its body; past it 408.")
+    var requestTimeout = 15.0
+
+    @Option(help: "Seconds to write a response.")
+    var writeTimeout = 15.0
+
+    @Flag(inversion: .prefixedNo, help: "One line per request on standard error: client, method, path, status, bytes, time; never a secret.")
+    var accessLog = true
+
     /// The longest wait between export runs: a day (a sleep past what a Duration's nanoseconds
     /// hold traps).
     static let exportIntervals = 0...86_400
@@ -77,6 +99,33 @@ struct Serve: AsyncParsableCommand {
         try checkOption(exportInterval, in: Self.exportIntervals, "--export-interval", unit: "seconds")
         try checkOption(minimumRecords, in: ExportWorker.Settings.minimumRecordsRange, "--minimum-records", unit: "keys")
         try checkOption(paddingRange, in: ExportWorker.Settings.minimumRecordsRange, "--padding-range", unit: "keys")
+        try checkOption(requestsPerMinute, in: RateLimit.tokenRange, "--requests-per-minute", unit: "requests")
+        try checkOption(failedAttemptsPerHour, in: RateLimit.tokenRange, "--failed-attempts-per-hour", unit: "attempts")
+        try checkOption(maxConnections, in: Self.connectionRange, "--max-connections", unit: "connections")
+        try checkOption(idleTimeout, in: Self.timeoutRange, "--idle-timeout", unit: "seconds")
+        try checkOption(requestTimeout, in: Self.timeoutRange, "--request-timeout", unit: "seconds")
+        try checkOption(writeTimeout, in: Self.timeoutRange, "--write-timeout", unit: "seconds")
+    }
+
+    /// Connections: each costs a descriptor and a task; the soft descriptor limit is 1,024 by default.
+    static let connectionRange = 1...10_000
+    /// Timeouts: a tenth of a second to an hour (the watchdog counts milliseconds).
+    static let timeoutRange = 0.1...3600.0
+
+    var httpLimits: HTTPLimits {
+        var limits = HTTPLimits()
+        limits.connections = maxConnections
+        limits.idleTimeout = idleTimeout
+        limits.requestTimeout = requestTimeout
+        limits.writeTimeout = writeTimeout
+        return limits
+    }
+
+    var requestLimits: RequestLimits.Settings {
+        var settings = RequestLimits.Settings()
+        settings.requests = RateLimit(tokens: requestsPerMinute, interval: 60)
+        settings.failures = RateLimit(tokens: failedAttemptsPerHour, interval: 3600)
+        return settings
     }
 
     func run() async throws {
@@ -94,7 +143,7 @@ struct Serve: AsyncParsableCommand {
             value: adminAPIKey, file: adminAPIKeyFile, environment: "GAEN_KEYSERVER_ADMIN_API_KEY")
         let signing = try privateKey(verificationKey, option: "--verification-key")
         let store = try options.openKeyStore()
-        let verifier = try options.openVerifier(signingKey: signing)
+        let verifier = try options.openVerifier(signingKey: signing, codeKey: codeKey)
         var settings = KeyServerAPI.Settings(
             healthAuthorities: Set(healthAuthority), deviceAPIKey: deviceAPIKey, exportDirectory: dataDir + "/exports")
         settings.adminAPIKey = adminAPIKey
@@ -106,7 +155,7 @@ struct Serve: AsyncParsableCommand {
             store: store, verifier: verifier,
             check: CertificateCheck(
                 verifierKey: try ECDSAPublicKey(pem: signing.publicKeyPEM), issuer: verifier.settings.issuer, audience: verifier.settings.audience),
-            validator: validator, settings: settings, clock: { SystemClockTime.now })
+            validator: validator, settings: settings, limits: RequestLimits(requestLimits), clock: { SystemClockTime.now })
         var exportSettings = ExportWorker.Settings(
             directory: settings.exportDirectory, root: "exposureKeyExport-\(region)", region: region, keyID: parts[0], keyVersion: parts[1])
         exportSettings.minimumRecords = minimumRecords
@@ -114,7 +163,9 @@ struct Serve: AsyncParsableCommand {
         let exporter = ExportWorker(store: store, signingKey: try privateKey(exportKey, option: "--export-key"), settings: exportSettings)
 
         LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
-        let server = BoundedHTTPServer(limits: HTTPLimits(), pool: NoDelaySocketPool(base: HTTPServer.defaultPool())) { await api.handle($0) }
+        let server = BoundedHTTPServer(
+            limits: httpLimits, pool: NoDelaySocketPool(base: SocketPool<ePoll>.ePoll()), accessLog: accessLog ? AccessLog() : nil
+        ) { await api.handle($0) }
         let listener = try server.listen(ip4: listen, port: port)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await server.run(on: listener) }

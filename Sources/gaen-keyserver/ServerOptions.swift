@@ -54,10 +54,13 @@ struct ServerOptions: ParsableArguments {
         }
     }
 
-    func openVerifier(signingKey: ECDSAPrivateKey) throws -> Verifier {
+    /// The verifier, its codes stored under the key `codeKey` finds (after the data directory is
+    /// made, where that key may be created).
+    func openVerifier(signingKey: ECDSAPrivateKey, codeKey: CodeHMACKeyOptions) throws -> Verifier {
         let location = try location(sqliteFile: "verification.sqlite")
+        let key = try codeKey.key(self)
         do {
-            return try Verifier(location, signingKey: signingKey)
+            return try Verifier(location, signingKey: signingKey, codeKey: key)
         } catch {
             throw DatabaseOpenError(location: location, error: error)
         }

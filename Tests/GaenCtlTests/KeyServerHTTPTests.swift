@@ -45,7 +45,7 @@ struct KeyServerHTTPTests {
              code: "unauthorized"),
         Case(name: "verify: not JSON", path: "/api/verify", body: Array("[]".utf8), status: 400, code: "unparsable_request"),
         Case(name: "verify: not a code", path: "/api/verify", body: Array(#"{"code":"abc"}"#.utf8), status: 400, code: "code_invalid"),
-        Case(name: "verify: no such code", path: "/api/verify", body: Array(#"{"code":"12345678"}"#.utf8), status: 400, code: "code_not_found"),
+        Case(name: "verify: no such code", path: "/api/verify", body: Array(#"{"code":"12345678"}"#.utf8), status: 400, code: "code_invalid"),
         Case(name: "certificate: a short HMAC", path: "/api/certificate", body: Array(#"{"token":"a.b.c","ekeyhmac":"AAAA"}"#.utf8), status: 400,
              code: "hmac_invalid"),
         Case(name: "certificate: a token that is not one", path: "/api/certificate",

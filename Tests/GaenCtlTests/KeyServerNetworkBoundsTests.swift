@@ -65,7 +65,7 @@ struct KeyServerNetworkBoundsTests {
         }
     }
 
-    static func withServer(_ body: (Int) throws -> Void) throws {
+    static func withServer(_ extra: [String] = [], errors: String? = nil, _ body: (Int) throws -> Void) throws {
         let files = try TemporaryDirectory()
         for name in ["verification", "export"] {
             _ = try ToolRunner.run("gaen-keyserver", ["make-key", "--out", "\(files.path)/\(name).pem"])
@@ -76,7 +76,7 @@ struct KeyServerNetworkBoundsTests {
                 "--data-dir", files.path + "/server", "--verification-key", files.path + "/verification.pem", "--export-key", files.path + "/export.pem",
                 "--health-authority", "ch.example", "--device-api-key", "device-key", "--export-interval", "0",
                 "--exposure-configuration", files.path + "/configuration.json",
-            ], output: files.path + "/server.out")
+            ] + extra, output: files.path + "/server.out", errors: errors)
         defer { if server.isRunning { kill(server.processIdentifier, SIGKILL) } }
         #expect(port > 0)
         try body(port)

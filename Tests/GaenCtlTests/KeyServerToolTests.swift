@@ -23,6 +23,21 @@ import Testing
             "gaen-keyserver", ["issue-code", "--data-dir", data, "--verification-key", directory.path + "/verification.pem", "--type", "confirmed", "--symptom-date", "\(threeDaysAgo)"])
         #expect(code.status == 0, "\(code.standardError)")
         #expect(code.standardOutput.trimmingCharacters(in: .newlines).count == 8)
+        // The codes' HMAC key was made in the data directory, the server's alone, and is kept.
+        let keyFile = data + "/code-hmac.key"
+        #expect(try FileManager.default.attributesOfItem(atPath: keyFile)[.posixPermissions] as? Int == 0o600)
+        let key = try String(contentsOfFile: keyFile, encoding: .utf8)
+        #expect(Data(base64Encoded: key.trimmingCharacters(in: .newlines))?.count == 32)
+        let json = try ToolRunner.run(
+            "gaen-keyserver", ["issue-code", "--data-dir", data, "--verification-key", directory.path + "/verification.pem", "--type", "likely", "--json"])
+        #expect(json.status == 0, "\(json.standardError)")
+        let fields = try #require(try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
+        #expect((fields["code"] as? String)?.count == 8)
+        #expect((fields["longCode"] as? String)?.count == 16)
+        let expires = try #require(fields["expiresAtTimestamp"] as? Int)
+        #expect(fields["longExpiresAtTimestamp"] as? Int == expires - 15 * 60 + 24 * 3600)
+        #expect((fields["expiresAt"] as? String)?.hasSuffix(" UTC") == true)
+        #expect(try String(contentsOfFile: keyFile, encoding: .utf8) == key)
         let badType = try ToolRunner.run(
             "gaen-keyserver", ["issue-code", "--data-dir", data, "--verification-key", directory.path + "/verification.pem", "--type", "maybe"])
         #expect(badType.status != 0)
@@ -61,7 +76,14 @@ import Testing
         _ = try ToolRunner.run("gaen-keyserver", ["make-key", "--out", verification])
         _ = try ToolRunner.run("gaen-keyserver", ["make-key", "--out", export])
 
-        let code = try ToolRunner.run("gaen-keyserver", ["issue-code", "--database", url, "--verification-key", verification, "--type", "confirmed"])
+        // Replicas must share the codes' key, so it is not made here: it must be given.
+        let keyless = try ToolRunner.run("gaen-keyserver", ["issue-code", "--database", url, "--verification-key", verification, "--type", "confirmed"])
+        #expect(keyless.status != 0)
+        #expect(keyless.standardError.contains("--code-hmac-key-file: with --database every replica must store codes under the same key"))
+        let keyFile = directory.path + "/code-hmac.key"
+        try (Data((0..<32).map { UInt8($0) }).base64EncodedString() + "\n").write(toFile: keyFile, atomically: true, encoding: .utf8)
+        let code = try ToolRunner.run(
+            "gaen-keyserver", ["issue-code", "--database", url, "--code-hmac-key-file", keyFile, "--verification-key", verification, "--type", "confirmed"])
         #expect(code.status == 0, "\(code.standardError)")
         #expect(code.standardOutput.trimmingCharacters(in: .newlines).count == 8)
 
@@ -78,7 +100,10 @@ import Testing
 
         let unreachable = try ToolRunner.run(
             "gaen-keyserver",
-            ["issue-code", "--database", "postgresql://postgres:hunter2@127.0.0.1:1/keys", "--verification-key", verification, "--type", "confirmed"])
+            [
+                "issue-code", "--database", "postgresql://postgres:hunter2@127.0.0.1:1/keys", "--code-hmac-key-file", keyFile, "--verification-key", verification,
+                "--type", "confirmed",
+            ])
         #expect(unreachable.status == 1)
         #expect(unreachable.standardError.contains("--database: cannot use the PostgreSQL database: connection to server at \"127.0.0.1\", port 1 failed"))
         #expect(!unreachable.standardError.contains("hunter2"))

@@ -13,7 +13,7 @@ struct ShareLoopTests {
     /// `gaen-keyserver serve` on a free port; returns it and the port once listening.
     /// `gaen-keyserver serve` on a free port; with `umask`, started through a shell that sets it.
     static func startServer(
-        _ arguments: [String], output: String, environment: [String: String] = [:], umask: String? = nil
+        _ arguments: [String], output: String, environment: [String: String] = [:], umask: String? = nil, errors: String? = nil
     ) throws -> (Process, Int) {
         let process = Process()
         let server = try ToolRunner.productsDirectory().appendingPathComponent("gaen-keyserver")
@@ -27,7 +27,12 @@ struct ShareLoopTests {
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         _ = FileManager.default.createFile(atPath: output, contents: nil)
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
-        process.standardError = FileHandle.nullDevice
+        if let errors {
+            _ = FileManager.default.createFile(atPath: errors, contents: nil)
+            process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errors))
+        } else {
+            process.standardError = FileHandle.nullDevice
+        }
         try process.run()
         var port = 0
         try eventually("the server to listen") {
@@ -71,7 +76,8 @@ struct ShareLoopTests {
         ).standardOutput.trimmingCharacters(in: .newlines)
         let wrong = try harness.ctl(["share", "--test-result", id, "--code", "00000001"])
         #expect(wrong.status == 1)
-        #expect(wrong.standardError.contains("code_not_found"))
+        // An unknown code is answered as a used one is (the reference's verify API).
+        #expect(wrong.standardError.contains("code_invalid"))
         let shared = try harness.ctl(["share", "--test-result", id, "--code", code])
         #expect(shared.status == 0, "\(shared.standardError)")
         // The code is spent.

@@ -30,7 +30,7 @@ import Testing
         let verificationKey = try ECDSAPrivateKey()
         let exportKey = try ECDSAPrivateKey()
         let store = try KeyStore(database.keys)
-        let verifier = try Verifier(database.verification, signingKey: verificationKey)
+        let verifier = try Verifier(database.verification, signingKey: verificationKey, codeKey: try TestDatabase.codeKey())
         var settings = KeyServerAPI.Settings(healthAuthorities: ["ch.example"], deviceAPIKey: "device-key", exportDirectory: directory.path + "/www")
         settings.adminAPIKey = "admin-key"
         let now = UnixTime(seconds: Int64(Date().timeIntervalSince1970))
@@ -109,7 +109,7 @@ extension APITests {
         let now = PublishValidatorTests.now
         let today = PublishValidatorTests.today
         let api = KeyServerAPI(
-            store: try KeyStore(database.keys), verifier: try Verifier(database.verification, signingKey: signing),
+            store: try KeyStore(database.keys), verifier: try Verifier(database.verification, signingKey: signing, codeKey: try TestDatabase.codeKey()),
             check: CertificateCheck(verifierKey: try ECDSAPublicKey(pem: signing.publicKeyPEM), issuer: "i", audience: "a"),
             settings: KeyServerAPI.Settings(healthAuthorities: ["x"], deviceAPIKey: "device", exportDirectory: database.directory.path), clock: { now })
         let secret = Array(repeating: UInt8(5), count: 16)

@@ -154,3 +154,30 @@ extension KeyStoreTests {
         #expect(likelyNow.reportType == 2 && likelyNow.transmissionRisk == 4 && likelyNow.daysSinceOnsetOfSymptoms == -3)
     }
 }
+
+/// A key's interval is part of the key: a revision that changes it is refused and changes nothing
+/// (ENS internal/publish/database/exposure.go, ErrIncomingMetadataMismatch).
+extension KeyStoreTests {
+    @Test(arguments: Engine.available)
+    func aRevisionCannotMoveAKeysInterval(_ engine: Engine) async throws {
+        let database = try TestDatabase(engine)
+        let store = try KeyStore(database.keys)
+        let first = try await store.publish(
+            [try Self.accepted(Array(repeating: 4, count: 16))], reportType: 3, healthAuthority: "x", traveler: false, revisionToken: nil, now: Self.now)
+        for (start, period) in [(UInt32(2_991_888 - 144), UInt32(144)), (2_991_888, 72)] {
+            var moved = try Self.accepted(Array(repeating: 4, count: 16))
+            moved.key = try TemporaryExposureKey(keyData: moved.key.keyData, rollingStartIntervalNumber: ENIntervalNumber(rawValue: start), rollingPeriod: period)
+            await #expect(
+                throws: PublishError(
+                    .badRequest, "a key was published before with rolling start 2991888 and period 144, not \(start) and \(period)")
+            ) {
+                try await store.publish([moved], reportType: 1, healthAuthority: "x", traveler: false, revisionToken: first.revisionToken, now: Self.now)
+            }
+        }
+        // Unchanged: the key is still a self-report, and its own interval may still be revised.
+        let revised = try await store.publish(
+            [try Self.accepted(Array(repeating: 4, count: 16))], reportType: 1, healthAuthority: "x", traveler: false, revisionToken: first.revisionToken,
+            now: Self.now)
+        #expect(revised.revised == 1)
+    }
+}

@@ -154,6 +154,21 @@ extension PublishValidatorTests {
         #expect(!outcome.partialFailure)
     }
 
+    /// Every key too far from the onset: no error (ENS refuses only when bad keys left nothing);
+    /// the API then answers 200 with nothing inserted and the warnings.
+    @Test func keysAllTooFarFromTheOnsetAreNoError() throws {
+        let request = try Self.request(
+            [Self.key(1, start: Self.today - 144 * 15), Self.key(2, start: Self.today - 144 * 15)], extra: #", "symptomOnsetInterval": \#(Self.today)"#)
+        let outcome = try PublishValidator().validate(request, now: Self.now)
+        #expect(outcome.accepted.isEmpty)
+        #expect(outcome.warnings.count == 2)
+        #expect(!outcome.partialFailure)
+        // With a bad key beside them, nothing valid is left: refused.
+        let mixed = try Self.request(
+            [Self.key(1, start: Self.today - 144 * 15), Self.key(2, start: Self.today + 144 * 3)], extra: #", "symptomOnsetInterval": \#(Self.today)"#)
+        #expect { try PublishValidator().validate(mixed, now: Self.now) } throws: { ($0 as? PublishError)?.code == .badRequest }
+    }
+
     /// The request's onset when before now and at most 28 days old, else the certificate's,
     /// else 4 days ago; the days since onset follow from it for every key.
     @Test func theSymptomOnsetIsTheRequestsThenTheCertificatesThenFourDaysAgo() throws {
@@ -168,8 +183,8 @@ extension PublishValidatorTests {
         // In the future, or older than 28 days: the certificate's is taken, else the default.
         #expect(try days(request: Self.today + 144, certificate: Self.today - 144 * 5) == 4)
         #expect(try days(request: Self.today - 144 * 29, certificate: Self.today - 144 * 2) == 1)
-        // 28 days old is still taken: the key, 27 days after it, is then too far.
-        #expect(throws: PublishError.self) { try days(request: Self.today - 144 * 28, certificate: nil) }
+        // 28 days old is still taken: the key, 27 days after it, is then too far (dropped).
+        #expect(try days(request: Self.today - 144 * 28, certificate: nil) == nil)
         #expect(try days(request: nil, certificate: nil) == 3)
         #expect(try days(request: Self.today - 144 * 29, certificate: Self.today + 144) == 3)
     }

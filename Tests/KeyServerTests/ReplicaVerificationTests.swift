@@ -15,10 +15,11 @@ extension PostgreSQLTests {
         @Test func aCodeAndItsTokenAreUsedOnceAcrossReplicas() async throws {
             let database = try TestDatabase(.postgreSQL)
             let signing = try ECDSAPrivateKey()
-            let replicas = [try Verifier(database.verification, signingKey: signing), try Verifier(database.verification, signingKey: signing)]
+            let key = try TestDatabase.codeKey()
+            let replicas = [try Verifier(database.verification, signingKey: signing, codeKey: key), try Verifier(database.verification, signingKey: signing, codeKey: key)]
             var codes = [String]()
             for index in 0..<8 {
-                codes.append(try await replicas[index % 2].issueCode(testType: "confirmed", symptomDate: nil, testDate: nil, now: Self.now))
+                codes.append(try await replicas[index % 2].issueCode(testType: "confirmed", symptomDate: nil, testDate: nil, now: Self.now).code)
             }
             let issued = codes
             // Both replicas get every code at once: one token each, and one refusal.

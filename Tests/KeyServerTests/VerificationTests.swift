@@ -33,17 +33,17 @@ import Testing
     func aCodeBecomesOneTokenAndOneCertificateThatThePublishCheckAccepts(_ engine: Engine) async throws {
         let database = try TestDatabase(engine)
         let signing = try ECDSAPrivateKey()
-        let verifier = try Verifier(database.verification, signingKey: signing)
-        let code = try await verifier.issueCode(testType: "likely", symptomDate: UTCDay(parsing: "2026-11-18"), testDate: nil, now: Self.now)
+        let verifier = try Verifier(database.verification, signingKey: signing, codeKey: try TestDatabase.codeKey())
+        let code = try await verifier.issueCode(testType: "likely", symptomDate: UTCDay(parsing: "2026-11-18"), testDate: nil, now: Self.now).code
         #expect(code.count == 8)
         let verified = try await verifier.verify(code: code, accept: ["confirmed", "likely"], now: Self.now)
         #expect(verified.testType == "likely")
         #expect(verified.symptomDate == "2026-11-18")
         await #expect { try await verifier.verify(code: code, accept: [], now: Self.now) } throws: { ($0 as? Verifier.Refusal)?.code == "code_invalid" }
-        await #expect { try await verifier.verify(code: "12345678", accept: [], now: Self.now) } throws: { ($0 as? Verifier.Refusal)?.code == "code_not_found" }
-        let late = try await verifier.issueCode(testType: "confirmed", symptomDate: nil, testDate: nil, now: Self.now)
-        await #expect { try await verifier.verify(code: late, accept: [], now: Self.now.adding(seconds: 86_400)) } throws: { ($0 as? Verifier.Refusal)?.code == "code_expired" }
-        let negative = try await verifier.issueCode(testType: "negative", symptomDate: nil, testDate: nil, now: Self.now)
+        await #expect { try await verifier.verify(code: "12345678", accept: [], now: Self.now) } throws: { ($0 as? Verifier.Refusal)?.code == "code_invalid" }
+        let late = try await verifier.issueCode(testType: "confirmed", symptomDate: nil, testDate: nil, now: Self.now).code
+        await #expect { try await verifier.verify(code: late, accept: [], now: Self.now.adding(seconds: 15 * 60)) } throws: { ($0 as? Verifier.Refusal)?.code == "code_expired" }
+        let negative = try await verifier.issueCode(testType: "negative", symptomDate: nil, testDate: nil, now: Self.now).code
         await #expect { try await verifier.verify(code: negative, accept: ["confirmed"], now: Self.now) } throws: { ($0 as? Verifier.Refusal)?.code == "unsupported_test_type" }
 
         // The device's side: the HMAC of its keys with a secret it keeps, as gaend computes it.
@@ -147,7 +147,7 @@ extension VerificationTests {
     func verifyAnswersUnsupportedTestTypeWith412(_ engine: Engine) async throws {
         let database = try TestDatabase(engine)
         let signing = try ECDSAPrivateKey()
-        let verifier = try Verifier(database.verification, signingKey: signing)
+        let verifier = try Verifier(database.verification, signingKey: signing, codeKey: try TestDatabase.codeKey())
         let api = KeyServerAPI(
             store: try KeyStore(database.keys), verifier: verifier,
             check: CertificateCheck(verifierKey: try ECDSAPublicKey(pem: signing.publicKeyPEM), issuer: "i", audience: "a"),
@@ -157,11 +157,11 @@ extension VerificationTests {
             let response = await api.handle(.init(method: "POST", path: "/api/verify", headers: ["X-API-Key": "device"], body: Array(body.utf8)))
             return (response.status, (try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])?["errorCode"] as? String)
         }
-        let likely = try await verifier.issueCode(testType: "likely", symptomDate: nil, testDate: nil, now: Self.now)
+        let likely = try await verifier.issueCode(testType: "likely", symptomDate: nil, testDate: nil, now: Self.now).code
         #expect(try await verify(#"{"code": "\#(likely)", "accept": ["confirmed"]}"#) == (412, "unsupported_test_type"))
         #expect(try await verify(#"{"code": "\#(likely)", "accept": ["positive"]}"#) == (400, "invalid_test_type"))
         #expect(try await verify(#"{"code": "\#(likely)"}"#) == (200, nil))
-        let report = try await verifier.issueCode(testType: "user-report", symptomDate: nil, testDate: nil, now: Self.now)
+        let report = try await verifier.issueCode(testType: "user-report", symptomDate: nil, testDate: nil, now: Self.now).code
         #expect(try await verify(#"{"code": "\#(report)", "accept": ["likely"]}"#) == (412, "unsupported_test_type"))
         #expect(try await verify(#"{"code": "\#(report)", "accept": ["user-report"]}"#) == (200, nil))
     }

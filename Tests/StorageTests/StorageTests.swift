@@ -22,6 +22,16 @@ import Testing
         #expect(try directory.entries() == ["state"])
     }
 
+    @Test func createMakesAFileOnceAndLeavesAnExistingOneAlone() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/key"
+        #expect(try AtomicFile.create([1, 2], at: path))
+        #expect(try AtomicFile.mode(of: path) == 0o600)
+        #expect(try !AtomicFile.create([3], at: path))
+        #expect(try AtomicFile.read(path, limit: 10) == [1, 2])
+        #expect(try directory.entries() == ["key"])
+    }
+
     @Test func leftoverTemporaryFileOfACrashedWriterIsReplaced() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path + "/state"

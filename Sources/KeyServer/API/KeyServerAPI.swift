@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 public import ENCore
-public import ENCrypto
 import Foundation
 
 /// The HTTP API as plain request → response functions, so that any HTTP server can carry it and
@@ -16,12 +15,16 @@ public struct KeyServerAPI: Sendable {
         /// Lowercased names.
         public var headers: [String: String]
         public var body: [UInt8]
+        /// Who sent it, as rate limits count clients: an IPv4 address, an IPv6 /64 prefix; empty
+        /// when unknown (all such requests then share one budget).
+        public var client: String
 
-        public init(method: String, path: String, headers: [String: String] = [:], body: [UInt8] = []) {
+        public init(method: String, path: String, headers: [String: String] = [:], body: [UInt8] = [], client: String = "") {
             self.method = method
             self.path = path
             self.headers = Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { $1 })
             self.body = body
+            self.client = client
         }
     }
 
@@ -29,6 +32,17 @@ public struct KeyServerAPI: Sendable {
         public var status: Int
         public var contentType: String
         public var body: [UInt8]
+        /// Headers beside Content-Type and Content-Length (Retry-After on a 429).
+        public var headers: [String: String] = [:]
+        /// A wrong code or API key: counted against the client's budget of failures.
+        var failedAttempt = false
+
+        public init(status: Int, contentType: String, body: [UInt8], headers: [String: String] = [:]) {
+            self.status = status
+            self.contentType = contentType
+            self.body = body
+            self.headers = headers
+        }
 
         static func json(_ object: [String: Any], status: Int = 200) -> Response {
             let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
@@ -60,12 +74,14 @@ public struct KeyServerAPI: Sendable {
     let check: CertificateCheck
     let validator: PublishValidator
     let settings: Settings
+    let limits: RequestLimits
     let clock: @Sendable () -> UnixTime
 
     public init(
         store: KeyStore, verifier: Verifier, check: CertificateCheck, validator: PublishValidator = PublishValidator(), settings: Settings,
-        clock: @escaping @Sendable () -> UnixTime
+        limits: RequestLimits = RequestLimits(), clock: @escaping @Sendable () -> UnixTime
     ) {
+        self.limits = limits
         self.store = store
         self.verifier = verifier
         self.check = check
@@ -78,6 +94,24 @@ public struct KeyServerAPI: Sendable {
         guard request.body.count <= PublishRequest.maximumBodyBytes else {
             return .json(["error": "the body is larger than 64,000 bytes", "code": "bad_request", "errorCode": "unparsable_request"], status: 413)
         }
+        guard request.method == "POST", let scope = RequestLimits.Scope(rawValue: request.path) else { return await route(request) }
+        let now = clock().seconds
+        if let refused = limits.admit(request, scope: scope, apiKey: validAPIKey(request, scope: scope), now: now) { return refused }
+        let response = await route(request)
+        if response.failedAttempt { limits.recordFailure(of: request, now: now) }
+        return response
+    }
+
+    /// Which API key a request holds, by role, if it is the right one for the endpoint.
+    func validAPIKey(_ request: Request, scope: RequestLimits.Scope) -> String? {
+        switch scope {
+        case .verify, .certificate: SecretComparison.matches(request.headers["x-api-key"], settings.deviceAPIKey) ? "device" : nil
+        case .adminCodes: settings.adminAPIKey.flatMap { SecretComparison.matches(request.headers["x-api-key"], $0) ? "admin" : nil }
+        case .publish: nil
+        }
+    }
+
+    func route(_ request: Request) async -> Response {
         switch (request.method, request.path) {
         case ("POST", "/v1/publish"): return await publish(request)
         case ("POST", "/api/verify"): return await verify(request)
@@ -115,6 +149,11 @@ public struct KeyServerAPI: Sendable {
             let now = clock()
             let claims = try check.check(publish, now: now.seconds)
             let outcome = try validator.validate(publish, reportType: claims.reportType, certificateOnset: claims.symptomOnsetInterval, now: now)
+            // Every key too far from the symptom onset: nothing to store and no key to revise
+            // later, so no revision token (ENS publish.go makes none without keys), but no error.
+            if outcome.accepted.isEmpty {
+                return .json(["revisionToken": "", "insertedExposures": 0, "warnings": outcome.warnings, "padding": Self.padding()])
+            }
             let stored = try await store.publish(
                 outcome.accepted, reportType: claims.reportType, healthAuthority: publish.healthAuthorityID, traveler: publish.traveler,
                 revisionToken: publish.revisionToken, now: now)
@@ -138,14 +177,23 @@ public struct KeyServerAPI: Sendable {
         (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
     }
 
+    /// Refusals that mean a guessed secret was wrong: they count against the client's failures.
+    static let failedAttemptCodes: Set<String> = ["code_invalid", "code_not_found", "code_expired", "token_invalid"]
+
     func refusal(_ refusal: Verifier.Refusal) -> Response {
-        .json(["error": refusal.message, "errorCode": refusal.code, "padding": Self.padding()], status: refusal.status)
+        var response = Response.json(["error": refusal.message, "errorCode": refusal.code, "padding": Self.padding()], status: refusal.status)
+        response.failedAttempt = Self.failedAttemptCodes.contains(refusal.code)
+        return response
+    }
+
+    static func unauthorized(_ message: String) -> Response {
+        var response = Response.json(["error": message, "errorCode": "unauthorized"], status: 401)
+        response.failedAttempt = true
+        return response
     }
 
     func authorizedDevice(_ request: Request) -> Response? {
-        guard SecretComparison.matches(request.headers["x-api-key"], settings.deviceAPIKey) else {
-            return .json(["error": "missing or wrong X-API-Key", "errorCode": "unauthorized"], status: 401)
-        }
+        guard SecretComparison.matches(request.headers["x-api-key"], settings.deviceAPIKey) else { return Self.unauthorized("missing or wrong X-API-Key") }
         return nil
     }
 
@@ -158,10 +206,8 @@ public struct KeyServerAPI: Sendable {
         let accept: Set<String>
         do {
             accept = try Verifier.acceptedTestTypes(object["accept"])
-        } catch let refused as Verifier.Refusal {
-            return refusal(refused)
         } catch {
-            return refusal(Verifier.Refusal("internal_error", "\(error)", status: 500))
+            return refusal(error)
         }
         do {
             let verified = try await verifier.verify(code: code, accept: accept, now: clock())
@@ -193,7 +239,7 @@ public struct KeyServerAPI: Sendable {
 
     func issueCode(_ request: Request) async -> Response {
         guard let adminKey = settings.adminAPIKey, SecretComparison.matches(request.headers["x-api-key"], adminKey) else {
-            return .json(["error": "missing or wrong administrator X-API-Key", "errorCode": "unauthorized"], status: 401)
+            return Self.unauthorized("missing or wrong administrator X-API-Key")
         }
         guard let object = object(request.body), let type = object["testType"] as? String else {
             return refusal(Verifier.Refusal("unparsable_request", "the body is not {\"testType\": ...}"))
@@ -201,7 +247,7 @@ public struct KeyServerAPI: Sendable {
         let symptom = (object["symptomDate"] as? String).flatMap(UTCDay.init(parsing:))
         let test = (object["testDate"] as? String).flatMap(UTCDay.init(parsing:))
         do {
-            return .json(["code": try await verifier.issueCode(testType: type, symptomDate: symptom, testDate: test, now: clock())])
+            return .json(try await verifier.issueCode(testType: type, symptomDate: symptom, testDate: test, now: clock()).responseFields)
         } catch let refused as Verifier.Refusal {
             return refusal(refused)
         } catch {

@@ -167,7 +167,10 @@ public struct PublishValidator: Sendable {
                     key: temporaryKey, transmissionRisk: Self.transmissionRisk(Int32(key.transmissionRisk), reportType: reportType),
                     daysSinceOnsetOfSymptoms: daysSinceOnset, exportAfter: exportAfter))
         }
-        guard !accepted.isEmpty else {
+        // Refused only when bad keys left nothing (ENS publish.go: `transformError != nil &&
+        // len(exposures) == 0`); keys all dropped for their distance from the onset are warnings,
+        // and the publish succeeds with nothing inserted.
+        guard !accepted.isEmpty || keyErrors == 0 else {
             throw PublishError(.badRequest, "no key was acceptable: \(warnings.joined(separator: "; "))")
         }
         // Sorted by start and period: a key starting inside the one before it must start with it

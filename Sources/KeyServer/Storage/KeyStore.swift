@@ -145,7 +145,7 @@ public actor KeyStore {
         for accepted in keys {
             let bytes = accepted.key.keyData.bytes
             let existing = try database.query(
-                "SELECT report_type, revised_report_type FROM exposure WHERE key = ?1", [.blob(bytes)]
+                "SELECT report_type, revised_report_type, rolling_start, rolling_period FROM exposure WHERE key = ?1", [.blob(bytes)]
             ).first
             guard let existing else {
                 // The reference's InsertAndReviseExposures skips it: a negative test has nothing to publish.
@@ -167,6 +167,15 @@ public actor KeyStore {
             }
             // A key seen before: a revision, which needs the token of the publish that had it.
             guard let tokenKeys else { throw PublishError(.missingRevisionToken, "a key was published before: send its revision token") }
+            // A key's interval never changes (ENS internal/publish/database/exposure.go,
+            // ErrIncomingMetadataMismatch; ENS answers it as an internal error, here it is named).
+            guard existing[2] == .integer(Int64(accepted.key.rollingStartIntervalNumber.rawValue)), existing[3] == .integer(Int64(accepted.key.rollingPeriod))
+            else {
+                throw PublishError(
+                    .badRequest,
+                    "a key was published before with rolling start \(existing[2].integer ?? 0) and period \(existing[3].integer ?? 0), "
+                        + "not \(accepted.key.rollingStartIntervalNumber.rawValue) and \(accepted.key.rollingPeriod)")
+            }
             guard tokenKeys.contains(bytes) else { throw PublishError(.invalidRevisionToken, "the revision token does not cover a key") }
             let from = existing[0].integer ?? 0
             // The same type again (first or revised) changes nothing and is no error.

@@ -3,6 +3,7 @@
 public import ENCore
 public import ENCrypto
 import Foundation
+import Storage
 
 /// The verification server's side (google/exposure-notifications-verification-server docs/api.md):
 /// codes issued by an administrator, `/api/verify` turning a code into a token once, and
@@ -25,7 +26,8 @@ public actor Verifier {
         public var issuer = "gaen-keyserver-verification"
         public var audience = "gaen-keyserver"
         public var keyID = "v1"
-        public var codeLifetime: Int64 = 24 * 3600
+        /// The codes' lengths and lifetimes: ENVS's defaults unless set.
+        public var codes = CodeRules()
         public var tokenLifetime: Int64 = 24 * 3600
         public var certificateLifetime: Int64 = 15 * 60
         public init() {}
@@ -58,6 +60,7 @@ public actor Verifier {
 
     let database: any Database
     let signingKey: ECDSAPrivateKey
+    let codeKey: CodeHMACKey
     public nonisolated let settings: Settings
     /// Every statement blocks: the verifier runs on a thread of its own, as `KeyStore` does.
     private let thread = DatabaseThread(name: "verifier")
@@ -67,55 +70,73 @@ public actor Verifier {
     deinit { thread.stop() }
 
     /// Opens the verification tables at `location` (beside the keys' in a PostgreSQL database),
-    /// creating them if needed.
-    public init(_ location: DatabaseLocation, signingKey: ECDSAPrivateKey, settings: Settings = Settings()) throws(DatabaseError) {
+    /// creating them if needed, with codes stored under `codeKey`: every verifier on the same
+    /// tables needs the same key. Codes of the older plain-text table that are still usable at
+    /// `now` (the wall clock's unless given) move into the new one (`CodeTable.upgradePlainCodes`).
+    public init(
+        _ location: DatabaseLocation, signingKey: ECDSAPrivateKey, codeKey: CodeHMACKey, settings: Settings = Settings(), now: UnixTime? = nil
+    ) throws(DatabaseError) {
         database = try location.open()
         self.signingKey = signingKey
+        self.codeKey = codeKey
         self.settings = settings
         let integer = database.engine.types.integer
         try database.createSchema(
-            """
-            CREATE TABLE IF NOT EXISTS verification_code (
-                code TEXT PRIMARY KEY,
-                test_type TEXT NOT NULL,
-                symptom_date TEXT,
-                test_date TEXT,
-                created \(integer) NOT NULL,
-                expires \(integer) NOT NULL,
-                claimed \(integer)
-            );
-            CREATE TABLE IF NOT EXISTS verification_token (
-                id TEXT PRIMARY KEY,
-                test_type TEXT NOT NULL,
-                symptom_date TEXT,
-                expires \(integer) NOT NULL,
-                used \(integer)
-            );
-            """)
+            CodeTable.schema(database.engine.types) + """
+                CREATE TABLE IF NOT EXISTS verification_token (
+                    id TEXT PRIMARY KEY,
+                    test_type TEXT NOT NULL,
+                    symptom_date TEXT,
+                    expires \(integer) NOT NULL,
+                    used \(integer)
+                );
+                """)
+        try CodeTable.upgradePlainCodes(database, key: codeKey, now: now ?? SystemWallClock().now())
     }
 
     /// Opens the verification tables in the SQLite file at `path`.
-    public init(path: String, signingKey: ECDSAPrivateKey, settings: Settings = Settings()) throws(DatabaseError) {
-        try self.init(.sqlite(path: path), signingKey: signingKey, settings: settings)
+    public init(
+        path: String, signingKey: ECDSAPrivateKey, codeKey: CodeHMACKey, settings: Settings = Settings(), now: UnixTime? = nil
+    ) throws(DatabaseError) {
+        try self.init(.sqlite(path: path), signingKey: signingKey, codeKey: codeKey, settings: settings, now: now)
     }
 
-    /// A new 8-digit code for one test result (the admin command).
-    public func issueCode(testType: String, symptomDate: UTCDay?, testDate: UTCDay?, now: UnixTime) throws -> String {
+    /// A new short and long code for one test result (the admin command and `/admin/codes`), in
+    /// one row, as ENVS `CommitCode`; only their HMACs are stored.
+    public func issueCode(testType: String, symptomDate: UTCDay?, testDate: UTCDay?, now: UnixTime) throws -> IssuedCode {
         guard Self.testTypes.contains(testType) else { throw Refusal("invalid_test_type", "'\(testType)' is not confirmed, likely, negative or user-report") }
+        let rules = settings.codes
+        var generator = SystemRandomNumberGenerator()
         for _ in 0..<10 {
-            let code = String(format: "%08d", Int.random(in: 0..<100_000_000))
+            let issued = IssuedCode(
+                code: VerificationCode.shortCode(length: rules.length, using: &generator),
+                longCode: VerificationCode.longCode(length: rules.longLength, using: &generator),
+                expires: now.adding(seconds: rules.lifetime), longExpires: now.adding(seconds: rules.longLifetime))
+            let (short, long) = (codeKey.hmac(issued.code), codeKey.hmac(issued.longCode))
             do {
-                try database.query(
-                    "INSERT INTO verification_code (code, test_type, symptom_date, test_date, created, expires) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                    [
-                        .text(code), .text(testType), symptomDate.map { .text($0.description) } ?? .null, testDate.map { .text($0.description) } ?? .null,
-                        .integer(now.seconds), .integer(now.seconds + settings.codeLifetime),
-                    ])
-                return code
+                let stored = try database.transaction { () throws -> Bool in
+                    // Each code unique across both columns, so that a lookup of either finds one row
+                    // (a long code of digits only could equal another row's short code).
+                    guard try database.query(
+                        "SELECT 1 FROM verification_codes WHERE code_hmac IN (?1, ?2) OR long_code_hmac IN (?1, ?2)", [.text(short), .text(long)]
+                    ).isEmpty else { return false }
+                    try database.query(
+                        """
+                        INSERT INTO verification_codes (code_hmac, long_code_hmac, test_type, symptom_date, test_date, created, expires, long_expires)
+                        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                        """,
+                        [
+                            .text(short), .text(long), .text(testType), symptomDate.map { .text($0.description) } ?? .null,
+                            testDate.map { .text($0.description) } ?? .null, .integer(now.seconds), .integer(issued.expires.seconds),
+                            .integer(issued.longExpires.seconds),
+                        ])
+                    return true
+                }
+                if stored { return issued }
             } catch {
+                // Another replica stored one of these codes between the look and the insert.
                 // (A `catch let ... where` here crashes Swift 6.3.1's SIL verifier.)
-                guard error.isConstraint else { throw error }
-                continue  // that code exists: draw again
+                guard (error as? DatabaseError)?.isConstraint == true else { throw error }
             }
         }
         throw Refusal("internal_error", "no free code after 10 draws", status: 500)
@@ -128,32 +149,43 @@ public actor Verifier {
         public var token: String
     }
 
-    /// `/api/verify`: a code, once, within its lifetime, of an accepted type (`acceptedTestTypes`)
-    /// → a token. A code of a type not accepted is `unsupported_test_type` (412) and stays unclaimed.
-    public func verify(code: String, accept: Set<String>, now: UnixTime) throws -> Verified {
-        guard code.count >= 6, code.count <= 20, code.allSatisfy(\.isNumber) else { throw Refusal("code_invalid", "the code is not a verification code") }
+    /// `/api/verify`: a short or long code, once, within its own lifetime, of an accepted type
+    /// (`acceptedTestTypes`) → a token, as ENVS pkg/database/token.go `VerifyCodeAndIssueToken`.
+    /// An unknown code and a used one get the same answer, so a guesser learns nothing from it;
+    /// a code of a type not accepted is `unsupported_test_type` (412) and stays unclaimed. Using
+    /// either code of a row uses both.
+    public func verify(code input: String, accept: Set<String>, now: UnixTime) throws -> Verified {
+        let invalid = Refusal("code_invalid", "verification code invalid")
+        guard let code = VerificationCode.normalized(input) else { throw invalid }
+        let hmac = codeKey.hmac(code)
         return try database.transaction { () throws -> Verified in
             guard let row = try database.query(
-                "SELECT test_type, symptom_date, test_date, expires, claimed FROM verification_code WHERE code = ?1", [.text(code)]
-            ).first else { throw Refusal("code_not_found", "no such code") }
-            guard row[4] == .null else { throw Refusal("code_invalid", "the code was already used") }
-            guard (row[3].integer ?? 0) > now.seconds else { throw Refusal("code_expired", "the code has expired") }
-            let testType = row[0].text ?? ""
+                """
+                SELECT code_hmac, test_type, symptom_date, test_date, expires, long_expires, claimed
+                FROM verification_codes WHERE code_hmac = ?1 OR long_code_hmac = ?1
+                """, [.text(hmac)]
+            ).first, let rowKey = row[0].text else { throw invalid }
+            // The expiry of the code that was sent (ENVS vercode.go `IsCodeExpired`), checked
+            // before the claim as ENVS does.
+            let expires = rowKey == hmac ? row[4] : row[5]
+            guard (expires.integer ?? 0) > now.seconds else { throw Refusal("code_expired", "verification code expired") }
+            guard row[6] == .null else { throw invalid }
+            let testType = row[1].text ?? ""
             guard accept.contains(testType) else {
                 throw Refusal("unsupported_test_type", "the code is for a \(testType) test, which the device does not accept", status: 412)
             }
             // Only if still unclaimed: a replica may have claimed it since the look above.
             guard try !database.query(
-                "UPDATE verification_code SET claimed = ?2 WHERE code = ?1 AND claimed IS NULL RETURNING code", [.text(code), .integer(now.seconds)]
-            ).isEmpty else { throw Refusal("code_invalid", "the code was already used") }
+                "UPDATE verification_codes SET claimed = ?2 WHERE code_hmac = ?1 AND claimed IS NULL RETURNING code_hmac", [.text(rowKey), .integer(now.seconds)]
+            ).isEmpty else { throw invalid }
             let id = UUID().uuidString
             try database.query(
                 "INSERT INTO verification_token (id, test_type, symptom_date, expires) VALUES (?1, ?2, ?3, ?4)",
-                [.text(id), .text(testType), row[1], .integer(now.seconds + settings.tokenLifetime)])
+                [.text(id), .text(testType), row[2], .integer(now.seconds + settings.tokenLifetime)])
             let token = try JWT.sign(
                 ["iss": settings.issuer, "aud": settings.issuer, "sub": id, "iat": now.seconds, "exp": now.seconds + settings.tokenLifetime],
                 keyID: settings.keyID, key: signingKey)
-            return Verified(testType: testType, symptomDate: row[1].text, testDate: row[2].text, token: token)
+            return Verified(testType: testType, symptomDate: row[2].text, testDate: row[3].text, token: token)
         }
     }
 

@@ -4,6 +4,7 @@ import FlyingSocks
 import Foundation
 import Glibc
 import KeyServer
+import Logging
 import Synchronization
 
 /// gaen-keyserver's HTTP/1.1 server: FlyingSocks' async sockets and poll, with our own request
@@ -16,11 +17,14 @@ final class BoundedHTTPServer: Sendable {
     let limits: HTTPLimits
     let pool: any AsyncSocketPool
     let handler: Handler
+    /// One line per request, or nil for none (`--no-access-log`).
+    let accessLog: AccessLog?
     private let open = Mutex(0)
 
-    init(limits: HTTPLimits, pool: some AsyncSocketPool, handler: @escaping Handler) {
+    init(limits: HTTPLimits, pool: some AsyncSocketPool, accessLog: AccessLog? = nil, handler: @escaping Handler) {
         self.limits = limits
         self.pool = pool
+        self.accessLog = accessLog
         self.handler = handler
     }
 
@@ -48,6 +52,7 @@ final class BoundedHTTPServer: Sendable {
                         }
                         guard admitted else {
                             Self.refuseAtOnce(client.socket)
+                            self.accessLog?.refusedConnection(from: ClientAddress(peerOf: client.socket))
                             continue
                         }
                         connections.addTask {
@@ -64,28 +69,34 @@ final class BoundedHTTPServer: Sendable {
 
     /// Over the cap: a 503 if the socket takes it at once, then closed.
     private static func refuseAtOnce(_ socket: Socket) {
-        let bytes = Array(Self.head(status: 503, contentType: "text/plain", length: 0, keepAlive: false).utf8)
+        let bytes = Array(Self.head(status: 503, contentType: "text/plain", length: 0, keepAlive: false, headers: ["Retry-After": "1"]).utf8)
         _ = Glibc.send(socket.file.rawValue, bytes, bytes.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
         try? socket.close()
     }
 
     private func serve(_ client: AsyncSocket) async {
         let fd = client.socket.file.rawValue
+        let peer = ClientAddress(peerOf: client.socket)
         let watchdog = Watchdog(fd: fd)
         let watching = Task { await watchdog.watch() }
         defer {
             watching.cancel()
             watchdog.close { try? client.close() }
         }
-        var reader = RequestReader(socket: client, limits: limits)
+        var reader = RequestReader(source: SocketSource(socket: client), limits: limits)
         while true {
             watchdog.arm(seconds: limits.idleTimeout)
             guard (try? await reader.waitForRequest()) == true else { return }
-            watchdog.arm(seconds: limits.requestTimeout)
+            let started = ContinuousClock.now
+            // A request that is not in by its deadline is answered 408: only reading stops.
+            watchdog.arm(seconds: limits.requestTimeout, stopping: .reading)
             var keepAlive = false
-            let response: (status: Int, contentType: String, body: [UInt8])
+            var line = AccessLog.Line(client: peer.text)
+            var response: KeyServerAPI.Response
             do {
                 var request = try await reader.readHead()
+                line.method = request.method
+                line.target = request.target
                 if request.headers["expect"]?.lowercased() == "100-continue", request.version == "HTTP/1.1" {
                     try await reader.refuseEarly(request)
                     try await client.write(Data("HTTP/1.1 100 Continue\r\n\r\n".utf8))
@@ -94,22 +105,39 @@ final class BoundedHTTPServer: Sendable {
                 keepAlive = request.keepAlive
                 watchdog.disarm()
                 let path = String(request.target.prefix { $0 != "?" })
-                let answer = await handler(KeyServerAPI.Request(method: request.method, path: path, headers: request.headers, body: request.body))
-                response = (answer.status, answer.contentType, answer.body)
+                response = await handler(
+                    KeyServerAPI.Request(method: request.method, path: path, headers: request.headers, body: request.body, client: peer.limitKey))
             } catch let refusal as RequestRefusal {
-                response = (refusal.status, "application/json", Array(#"{"error":"\#(refusal.reason)"}"#.utf8))  // as the API's own refusals
+                response = Self.refusal(refusal)
             } catch {
-                return  // the peer closed, or the watchdog shut a slow connection
+                guard watchdog.fired else { return }  // the peer closed
+                response = Self.refusal(RequestRefusal(status: 408, reason: "request not received in \(Int(limits.requestTimeout)) s"))
+                keepAlive = false
             }
             watchdog.arm(seconds: limits.writeTimeout)
-            var bytes = Data(Self.head(status: response.status, contentType: response.contentType, length: response.body.count, keepAlive: keepAlive).utf8)
+            var bytes = Data(Self.head(response, keepAlive: keepAlive).utf8)
             bytes.append(contentsOf: response.body)
-            do { try await client.write(bytes) } catch { return }
+            let written = (try? await client.write(bytes)) != nil
+            line.status = response.status
+            line.bytes = written ? response.body.count : 0
+            line.milliseconds = Self.milliseconds(since: started)
+            accessLog?.write(line)
+            guard written else { return }
             guard keepAlive else {
                 await lingeringClose(client, watchdog: watchdog)
                 return
             }
         }
+    }
+
+    /// A refusal of the HTTP layer, as the API's own refusals: JSON with the reason.
+    static func refusal(_ refusal: RequestRefusal) -> KeyServerAPI.Response {
+        KeyServerAPI.Response(status: refusal.status, contentType: "application/json", body: Array(#"{"error":"\#(refusal.reason)"}"#.utf8))
+    }
+
+    static func milliseconds(since start: ContinuousClock.Instant) -> Double {
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
     }
 
     /// Closing with unread bytes makes the kernel reset the connection, which can discard the
@@ -122,16 +150,29 @@ final class BoundedHTTPServer: Sendable {
         while dropped < 1_048_576, let bytes = try? await client.read(atMost: 16_384), !bytes.isEmpty { dropped += bytes.count }
     }
 
-    static func head(status: Int, contentType: String, length: Int, keepAlive: Bool) -> String {
-        "HTTP/1.1 \(status) \(reasons[status] ?? (status < 400 ? "OK" : "Error"))\r\nContent-Type: \(contentType)\r\nContent-Length: \(length)\r\n"
-            + "Connection: \(keepAlive ? "keep-alive" : "close")\r\n\r\n"
+    static func head(status: Int, contentType: String, length: Int, keepAlive: Bool, headers: [String: String] = [:]) -> String {
+        // Names and values are the API's own constants and numbers: no CR or LF can come from a client.
+        let extra = headers.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)\r\n" }.joined()
+        return "HTTP/1.1 \(status) \(reasons[status] ?? (status < 400 ? "OK" : "Error"))\r\nContent-Type: \(contentType)\r\nContent-Length: \(length)\r\n"
+            + extra + "Connection: \(keepAlive ? "keep-alive" : "close")\r\n\r\n"
+    }
+
+    static func head(_ response: KeyServerAPI.Response, keepAlive: Bool) -> String {
+        head(status: response.status, contentType: response.contentType, length: response.body.count, keepAlive: keepAlive, headers: response.headers)
     }
 
     static let reasons = [
         200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
-        413: "Content Too Large", 414: "URI Too Long", 431: "Request Header Fields Too Large", 500: "Internal Server Error",
+        408: "Request Timeout", 412: "Precondition Failed", 413: "Content Too Large", 429: "Too Many Requests", 414: "URI Too Long", 431: "Request Header Fields Too Large", 500: "Internal Server Error",
         501: "Not Implemented", 503: "Service Unavailable", 505: "HTTP Version Not Supported",
     ]
+}
+
+/// The reader's bytes off FlyingSocks' socket.
+struct SocketSource: ByteSource {
+    let socket: AsyncSocket
+
+    func read(atMost count: Int) async throws -> [UInt8] { try await socket.read(atMost: count) }
 }
 
 extension RequestReader {
@@ -146,16 +187,36 @@ extension RequestReader {
 
 /// Shuts a connection's socket down when its current deadline passes: a pending read or write
 /// then fails, and the connection's task ends. FlyingSocks' reads have no timeout of their own.
+/// A request's deadline stops only the reading, so that the 408 can still be written.
 final class Watchdog: Sendable {
+    enum Stop { case reading, everything }
+
+    private struct State {
+        var deadline: ContinuousClock.Instant?
+        var stopping = Stop.everything
+        /// Whether a deadline passed since the last arm.
+        var fired = false
+        /// Whether the socket is closed (its descriptor may then be another's).
+        var closed = false
+    }
+
     let fd: Int32
-    /// The deadline, and whether the socket is closed (its descriptor may then be another's).
-    private let state = Mutex<(deadline: ContinuousClock.Instant?, closed: Bool)>((nil, false))
+    private let state = Mutex(State())
 
     init(fd: Int32) { self.fd = fd }
 
-    func arm(seconds: Double) { state.withLock { $0.deadline = .now + .milliseconds(Int(seconds * 1000)) } }
+    func arm(seconds: Double, stopping: Stop = .everything) {
+        state.withLock {
+            $0.deadline = .now + .milliseconds(Int(seconds * 1000))
+            $0.stopping = stopping
+            $0.fired = false
+        }
+    }
 
     func disarm() { state.withLock { $0.deadline = nil } }
+
+    /// Whether the last armed deadline passed.
+    var fired: Bool { state.withLock { $0.fired } }
 
     /// Closes the socket under the lock the watchdog shuts it down under.
     func close(_ closing: () -> Void) {
@@ -168,14 +229,16 @@ final class Watchdog: Sendable {
     func watch() async {
         while !Task.isCancelled {
             let now = ContinuousClock.now
-            let (next, fired) = state.withLock { state -> (ContinuousClock.Instant?, Bool) in
-                guard !state.closed else { return (nil, true) }
-                guard let deadline = state.deadline, deadline <= now else { return (state.deadline, false) }
-                Glibc.shutdown(fd, Int32(SHUT_RDWR))
-                return (deadline, true)
+            let next = state.withLock { state -> ContinuousClock.Instant?? in
+                guard !state.closed else { return .none }
+                guard let deadline = state.deadline, deadline <= now else { return .some(state.deadline) }
+                Glibc.shutdown(fd, Int32(state.stopping == .reading ? SHUT_RD : SHUT_RDWR))
+                state.fired = true
+                state.deadline = nil
+                return .some(nil)
             }
-            if fired { return }
-            let wake = min(next ?? now + .seconds(1), now + .seconds(1))
+            guard case .some(let deadline) = next else { return }
+            let wake = min(deadline ?? now + .seconds(1), now + .seconds(1))
             try? await Task.sleep(until: wake, clock: .continuous)
         }
     }

@@ -204,6 +204,22 @@ def server_answers(keyserver, corpus, scratch):
         server.wait(timeout=10)
 
 
+def http_requests(corpus):
+    """What clients send gaen-keyserver on one connection, for the http-request target (its limits:
+    request line 64, headers 256 bytes and 8 lines, body 512); the first byte picks the read size."""
+    publish = b'{"temporaryExposureKeys":[],"healthAuthorityID":"x"}'
+    write(corpus, 'http-request', 'get-kept-alive', b'\x07GET /exports/index.txt HTTP/1.1\r\nHost: x\r\n\r\n'
+          b'GET /configuration.json HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
+    write(corpus, 'http-request', 'post-length', b'\x20POST /v1/publish HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n'
+          b'Content-Length: %d\r\n\r\n' % len(publish) + publish)
+    write(corpus, 'http-request', 'post-chunked', b'\x03POST /api/verify HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n'
+          b'5;ext=1\r\n{"cod\r\n0d\r\ne":"1234567"}\r\n0\r\nTrailer: t\r\n\r\n')
+    write(corpus, 'http-request', 'expect-continue', b'\x40POST /admin/codes HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n{}')
+    write(corpus, 'http-request', 'http10-blank-lines', b'\x01\r\n\r\nGET / HTTP/1.0\r\nConnection: keep-alive\r\nX-A: 1\r\nx-a: 2\r\n\r\n')
+    write(corpus, 'http-request', 'smuggling', b'\x11POST /v1/publish HTTP/1.1\r\nContent-Length: 600\r\nTransfer-Encoding: chunked\r\n\r\n'
+          b'GET /x HTTP/1.1\r\n\r\n')
+
+
 def main():
     gaenctl, keyserver, corpus = sys.argv[1], sys.argv[2], sys.argv[3]
     with tempfile.TemporaryDirectory(prefix='gaend-seeds-') as scratch:
@@ -212,6 +228,7 @@ def main():
         server_answers(keyserver, corpus, scratch)
     config(corpus)
     keyserver_requests(corpus)
+    http_requests(corpus)
 
 
 if __name__ == '__main__':

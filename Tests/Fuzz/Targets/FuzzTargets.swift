@@ -27,6 +27,7 @@ enum FuzzTargets {
         FuzzTarget(name: "export-sig", summary: "export.sig judged against a real export.bin", run: KeyFileFuzzing.signature),
         FuzzTarget(name: "config", summary: "gaend.conf", run: ConfigurationFuzzing.file),
         FuzzTarget(name: "keyserver", summary: "the key server's JSON requests: publish, verify, certificate, codes", run: KeyServerFuzzing.request),
+        FuzzTarget(name: "http-request", summary: "gaen-keyserver's HTTP/1.1 requests off one connection, cut into reads", run: HTTPRequestFuzzing.connection),
         FuzzTarget(name: "server-answers", summary: "exposure configuration, export index, verification and publish answers", run: ServerAnswerFuzzing.answer),
         FuzzTarget(name: "contact-log", summary: "a contact-log segment read, indexed and recovered", run: ContactLogFuzzing.segment),
     ]

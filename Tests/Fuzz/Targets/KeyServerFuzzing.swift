@@ -34,7 +34,7 @@ enum KeyServerFuzzing {
             let directory = FuzzInput.scratchDirectory + "/keyserver"
             guard mkdir(directory, 0o700) == 0 else { fatalError("gaend-fuzz: cannot make \(directory)") }
             let certificateKey = try ECDSAPrivateKey()
-            let verifier = try Verifier(path: directory + "/verification.sqlite", signingKey: certificateKey)
+            let verifier = try Verifier(path: directory + "/verification.sqlite", signingKey: certificateKey, codeKey: try CodeHMACKey.random())
             var settings = KeyServerAPI.Settings(healthAuthorities: [healthAuthority], deviceAPIKey: deviceKey, exportDirectory: directory + "/www")
             settings.adminAPIKey = adminKey
             let check = CertificateCheck(

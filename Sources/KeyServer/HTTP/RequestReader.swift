@@ -1,73 +1,87 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-import FlyingSocks
 import Foundation
-import KeyServer
+
+/// Where a connection's bytes come from: gaen-keyserver's socket, or a fuzzer's input cut into reads.
+public protocol ByteSource: Sendable {
+    /// Up to `count` bytes, at least one; none when the peer has closed.
+    func read(atMost count: Int) async throws -> [UInt8]
+}
+
+/// The peer closed the connection before a request was complete.
+public struct ConnectionClosed: Error, Equatable {}
 
 /// The bounds a connection's requests are read within (docs/ARCHITECTURE.md, "Bounds on the network").
-struct HTTPLimits: Sendable {
+public struct HTTPLimits: Sendable {
     /// The request line, method, target and version, without its CRLF: past it 414.
-    var requestLine = 8_192
+    public var requestLine = 8_192
     /// All header lines together (and a chunked body's trailers): past it 431.
-    var headerBytes = 16_384
+    public var headerBytes = 16_384
     /// Header lines: past it 431.
-    var headerCount = 100
+    public var headerCount = 100
     /// A body, with Content-Length or chunked: past it 413 (the API's own limit).
-    var body = PublishRequest.maximumBodyBytes
+    public var body = PublishRequest.maximumBodyBytes
     /// Connections open at once: past it the new one is answered 503 and closed.
-    var connections = 512
+    public var connections = 512
     /// Seconds a kept-alive connection may wait for its next request's first byte.
-    var idleTimeout: Double = 30
+    public var idleTimeout: Double = 30
     /// Seconds from a request's first byte to the end of its body (slow senders).
-    var requestTimeout: Double = 15
+    public var requestTimeout: Double = 15
     /// Seconds to write a response.
-    var writeTimeout: Double = 15
+    public var writeTimeout: Double = 15
+
+    public init() {}
 }
 
 /// A request refused while it was read: its status, and the connection is closed after it.
-struct RequestRefusal: Error, Equatable {
-    let status: Int
-    let reason: String
+public struct RequestRefusal: Error, Equatable {
+    public let status: Int
+    public let reason: String
+
+    public init(status: Int, reason: String) {
+        self.status = status
+        self.reason = reason
+    }
 }
 
 /// One request as read off the connection.
-struct ReadRequest {
-    var method: String
-    var target: String
-    var version: String
+public struct ReadRequest: Sendable {
+    public var method: String
+    public var target: String
+    public var version: String
     /// Lowercased names; a repeated header's values joined with ", ".
-    var headers: [String: String]
-    var body: [UInt8]
+    public var headers: [String: String]
+    public var body: [UInt8]
 
-    var keepAlive: Bool {
+    public var keepAlive: Bool {
         let connection = headers["connection"]?.lowercased() ?? ""
         return version == "HTTP/1.1" ? !connection.contains("close") : connection.contains("keep-alive")
     }
 }
 
-/// Reads requests off a socket with every part bounded; never buffers more than a line's or a
-/// body's limit plus one read.
-struct RequestReader {
-    let socket: AsyncSocket
-    let limits: HTTPLimits
+/// Reads requests off a connection with every part bounded; never buffers more than a line's or
+/// a body's limit plus one read.
+public struct RequestReader<Source: ByteSource> {
+    let source: Source
+    public let limits: HTTPLimits
     private var buffer: [UInt8] = []
     private var start = 0
 
-    init(socket: AsyncSocket, limits: HTTPLimits) {
-        self.socket = socket
+    public init(source: Source, limits: HTTPLimits) {
+        self.source = source
         self.limits = limits
     }
 
-    var hasBufferedBytes: Bool { start < buffer.count }
+    public var hasBufferedBytes: Bool { start < buffer.count }
 
     /// Waits for the next request's first byte; false when the peer closed.
-    mutating func waitForRequest() async throws -> Bool {
+    public mutating func waitForRequest() async throws -> Bool {
         if hasBufferedBytes { return true }
         do { try await fill() } catch { return false }
         return true
     }
 
-    mutating func readHead() async throws -> ReadRequest {
+    public mutating func readHead() async throws -> ReadRequest {
         var line = try await readLine(limit: limits.requestLine, refusal: RequestRefusal(status: 414, reason: "request line too long"))
         var blank = 0
         while line.isEmpty {  // RFC 9112 2.2: empty lines before a request line are ignored, a few
@@ -75,6 +89,9 @@ struct RequestReader {
             guard blank <= 4 else { throw RequestRefusal(status: 400, reason: "no request line") }
             line = try await readLine(limit: limits.requestLine, refusal: RequestRefusal(status: 414, reason: "request line too long"))
         }
+        // RFC 9112 3: a request line is visible ASCII and spaces; anything else (a control
+        // character, a byte past 0x7F that would be decoded as U+FFFD) is no request of ours.
+        guard line.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { throw RequestRefusal(status: 400, reason: "bad request line") }
         let parts = line.split(separator: " ", omittingEmptySubsequences: false)
         guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty else { throw RequestRefusal(status: 400, reason: "bad request line") }
         let version = String(parts[2])
@@ -112,7 +129,7 @@ struct RequestReader {
     }
 
     /// The body the head announces, within limits.body.
-    mutating func readBody(of request: ReadRequest) async throws -> [UInt8] {
+    public mutating func readBody(of request: ReadRequest) async throws -> [UInt8] {
         let length = request.headers["content-length"]
         if let encoding = request.headers["transfer-encoding"] {
             guard length == nil else { throw RequestRefusal(status: 400, reason: "both Content-Length and Transfer-Encoding") }
@@ -133,7 +150,11 @@ struct RequestReader {
         while true {
             let line = try await readLine(limit: 1_024, refusal: bad)
             let sizeText = line.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)[0].trimmingCharacters(in: [" ", "\t"])
-            guard !sizeText.isEmpty, sizeText.utf8.count <= 8, let size = Int(sizeText, radix: 16) else { throw bad }
+            // Hex digits only: Int(_:radix:) also takes a sign, and a chunk of "-d" bytes would
+            // be a negative read (a trap; found by the http-request fuzz target).
+            guard !sizeText.isEmpty, sizeText.utf8.count <= 8, sizeText.utf8.allSatisfy({ $0 < 0x80 && Character(Unicode.Scalar($0)).isHexDigit }),
+                let size = Int(sizeText, radix: 16)
+            else { throw bad }
             if size == 0 {
                 _ = try await readFields()  // trailers, bounded like headers, ignored
                 return body
@@ -174,8 +195,8 @@ struct RequestReader {
             buffer.removeSubrange(0..<start)
             start = 0
         }
-        let bytes = try await socket.read(atMost: 16_384)
-        guard !bytes.isEmpty else { throw SocketError.disconnected }
+        let bytes = try await source.read(atMost: 16_384)
+        guard !bytes.isEmpty else { throw ConnectionClosed() }
         buffer += bytes
     }
 }

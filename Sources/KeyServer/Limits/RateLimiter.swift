@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+import Synchronization
+
+/// A budget of requests: `tokens` per `interval` seconds, refilled continuously, with bursts of up
+/// to `tokens` (the reference's RATE_LIMIT_TOKENS per RATE_LIMIT_INTERVAL, ENVS pkg/ratelimit/config.go).
+public struct RateLimit: Sendable, Equatable, CustomStringConvertible {
+    public var tokens: Int
+    public var interval: Int64
+
+    public init(tokens: Int, interval: Int64) {
+        self.tokens = tokens
+        self.interval = interval
+    }
+
+    /// The tokens a limit may hold: one at least, and few enough that the arithmetic stays exact.
+    public static let tokenRange = 1...1_000_000
+    /// Seconds an interval may span: a second to a day.
+    public static let intervalRange: ClosedRange<Int64> = 1...86_400
+
+    public var description: String { "\(tokens) per \(interval) s" }
+}
+
+/// Token buckets keyed by client and scope, in memory and bounded: at most `maximumKeys` buckets
+/// are kept; full ones are dropped first, and when every kept bucket is in use the newcomers share
+/// one overflow bucket, so a flood from many addresses costs a bounded table and slows only other
+/// newcomers, never the clients already tracked.
+public final class RateLimiter: Sendable {
+    /// What a take answered.
+    public struct Decision: Sendable, Equatable {
+        public var allowed: Bool
+        /// Whole tokens left after this take.
+        public var remaining: Int
+        /// Seconds until a token is there again (0 when allowed).
+        public var retryAfter: Int64
+
+        public init(allowed: Bool, remaining: Int, retryAfter: Int64) {
+            self.allowed = allowed
+            self.remaining = remaining
+            self.retryAfter = retryAfter
+        }
+    }
+
+    private struct Bucket {
+        /// Tokens, scaled by `interval` so that refills stay integral: one token is `interval` units.
+        var units: Int64
+        var updated: Int64
+    }
+
+    public let limit: RateLimit
+    public let maximumKeys: Int
+    static let overflowKey = "\u{0}overflow"
+    private struct State {
+        var buckets: [String: Bucket] = [:]
+        /// When full buckets were last dropped: at most once a second, so that a flood of new
+        /// addresses against a full table does not cost a scan of it each.
+        var pruned = Int64.min
+    }
+    private let state = Mutex(State())
+
+    public init(_ limit: RateLimit, maximumKeys: Int = 65_536) {
+        precondition(RateLimit.tokenRange.contains(limit.tokens) && RateLimit.intervalRange.contains(limit.interval), "a rate limit is checked where it is read")
+        self.limit = limit
+        self.maximumKeys = max(1, maximumKeys)
+    }
+
+    var capacity: Int64 { Int64(limit.tokens) * limit.interval }
+
+    /// Takes `count` tokens of `key`'s bucket at `now` (seconds, any monotonic origin), or none
+    /// when it holds fewer.
+    public func take(_ key: String, count: Int = 1, now: Int64) -> Decision {
+        state.withLock { state in
+            var key = key
+            if state.buckets[key] == nil, state.buckets.count >= maximumKeys {
+                if now != state.pruned {
+                    state.pruned = now
+                    state.buckets = state.buckets.filter { refilled($0.value, now: now).units < capacity }
+                }
+                if state.buckets.count >= maximumKeys { key = Self.overflowKey }
+            }
+            var bucket = refilled(state.buckets[key] ?? Bucket(units: capacity, updated: now), now: now)
+            let cost = Int64(count) * limit.interval
+            let allowed = bucket.units >= cost
+            if allowed { bucket.units -= cost }
+            state.buckets[key] = bucket
+            // Units per second refilled: `tokens` (one token is `interval` units, `tokens` of them
+            // come back every `interval` seconds).
+            let missing = allowed ? 0 : cost - bucket.units
+            let wait = (missing + Int64(limit.tokens) - 1) / Int64(limit.tokens)
+            return Decision(allowed: allowed, remaining: Int(bucket.units / limit.interval), retryAfter: max(allowed ? 0 : 1, wait))
+        }
+    }
+
+    /// Whether `key` has `count` tokens now, without taking them.
+    public func peek(_ key: String, count: Int = 1, now: Int64) -> Decision {
+        state.withLock { state in
+            let bucket = refilled(state.buckets[key] ?? Bucket(units: capacity, updated: now), now: now)
+            let cost = Int64(count) * limit.interval
+            let missing = max(0, cost - bucket.units)
+            let wait = (missing + Int64(limit.tokens) - 1) / Int64(limit.tokens)
+            return Decision(allowed: missing == 0, remaining: Int(bucket.units / limit.interval), retryAfter: missing == 0 ? 0 : max(1, wait))
+        }
+    }
+
+    /// Buckets kept now (for tests and figures).
+    public var keys: Int { state.withLock { $0.buckets.count } }
+
+    private func refilled(_ bucket: Bucket, now: Int64) -> Bucket {
+        // A clock that stepped back refills nothing; a long pause refills at most to the top.
+        let elapsed = max(0, now - bucket.updated)
+        let refill = elapsed >= limit.interval ? capacity : elapsed * Int64(limit.tokens)
+        return Bucket(units: min(capacity, bucket.units + refill), updated: max(now, bucket.updated))
+    }
+}
