@@ -73,10 +73,12 @@ let package = Package(
         .target(name: "DBus", dependencies: ["CDBus", "CGaendShims"], swiftSettings: strictSwift),
         // The controller side of HCI: packet codec and H4 framing (pure), later the driver and transports.
         .target(name: "HCI", dependencies: ["ENCore", "CBlueZ", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSwift),
+        // The contract between gaend and gaenctl: Manager1's names, the configuration's keys.
+        .target(name: "GaendAPI", dependencies: ["ENCore"], swiftSettings: strictSwift),
         // The beacon: advertiser and scanner over a controller.
         .target(
             name: "Radio",
-            dependencies: ["ENCore", "ENCrypto", "HCI", "KeySchedule", "ContactLog", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["ENCore", "ENCrypto", "HCI", "KeySchedule", "ContactLog", "GaendAPI", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSwift),
         // The only libsqlite3 user: a connection, statements, transactions.
         .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: strictSwift),
@@ -95,7 +97,7 @@ let package = Package(
         .target(
             name: "Daemon",
             dependencies: [
-                "ENCore", "HCI", "Radio", "BlueZ", "DBus", "KeySchedule", "ContactLog", "Storage", "Detection", "KeyFiles", "CGaendShims",
+                "ENCore", "GaendAPI", "HCI", "Radio", "BlueZ", "DBus", "KeySchedule", "ContactLog", "Storage", "Detection", "KeyFiles", "CGaendShims",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -111,7 +113,7 @@ let package = Package(
         .target(
             name: "GaenCtlCommands",
             dependencies: [
-                "ENCore", "ENCrypto", "KeySchedule", "Storage", "ContactLog", "KeyFiles", "Detection", "DBus", "Daemon",
+                "ENCore", "ENCrypto", "KeySchedule", "Storage", "ContactLog", "KeyFiles", "Detection", "DBus", "GaendAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSwift),
@@ -120,7 +122,8 @@ let package = Package(
         .executableTarget(
             name: "gaend",
             dependencies: [
-                "ENCore", "Daemon", "HCI", "Radio", "Detection", "KeySchedule", "ContactLog", "Storage", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "ENCore", "GaendAPI", "Daemon", "HCI", "Radio", "Detection", "KeySchedule", "ContactLog", "Storage",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
@@ -150,7 +153,7 @@ let package = Package(
         .executableTarget(
             name: "gaend-fuzz",
             dependencies: [
-                "ENCore", "ENCrypto", "HCI", "DBus", "BlueZ", "KeyFiles", "Daemon", "KeyServer", "ContactLog", "Detection", "Storage",
+                "ENCore", "ENCrypto", "HCI", "DBus", "BlueZ", "KeyFiles", "Daemon", "GaendAPI", "KeyServer", "ContactLog", "Detection", "Storage",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/Fuzz/Targets",
@@ -180,12 +183,12 @@ let package = Package(
             resources: [.copy("Fixtures")],
             swiftSettings: strictSwift),
         .testTarget(
-            name: "HCITests", dependencies: ["HCI", "ENCore", "GaendTestSupport", .product(name: "Logging", package: "swift-log")],
+            name: "HCITests", dependencies: ["HCI", "GaendAPI", "ENCore", "GaendTestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSwift),
         .testTarget(
             name: "RadioTests",
             dependencies: [
-                "Radio", "HCI", "ENCore", "ENCrypto", "KeySchedule", "ContactLog", "Storage", "GaendTestSupport",
+                "Radio", "HCI", "GaendAPI", "ENCore", "ENCrypto", "KeySchedule", "ContactLog", "Storage", "GaendTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift),
@@ -214,7 +217,7 @@ let package = Package(
         .testTarget(
             name: "GaenCtlTests",
             dependencies: [
-                "GaenCtlCommands", "gaenctl", "gaend", "gaen-keyserver", "gaen-bench", "KeyServer", "DBus", "Daemon", "ENCore", "ENCrypto", "KeySchedule", "Storage", "ContactLog", "KeyFiles", "Detection",
+                "GaenCtlCommands", "gaenctl", "gaend", "gaen-keyserver", "gaen-bench", "KeyServer", "DBus", "Daemon", "GaendAPI", "ENCore", "ENCrypto", "KeySchedule", "Storage", "ContactLog", "KeyFiles", "Detection",
                 "GaendTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],

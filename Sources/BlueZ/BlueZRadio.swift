@@ -71,7 +71,10 @@ public actor BlueZRadio: Radio {
             do {
                 _ = try await bus.call(
                     destination: BlueZNames.service, path: adapterPath, interface: BlueZNames.advertisingManager, member: "RegisterAdvertisement",
-                    [.objectPath(AdvertisementObject.path), .properties([:])], timeout: .seconds(10))
+                    // bluetoothd answers once it has read our object back, which it gives libdbus's
+                    // default 25 s: waiting less made a slow read (a loaded machine) look like a
+                    // refusal, and the retry then met our own pending registration (AlreadyExists).
+                    [.objectPath(AdvertisementObject.path), .properties([:])], timeout: .seconds(30))
                 registered = true
                 if attempt > 1 { logger.notice("advertisement registered after retries", metadata: ["attempts": "\(attempt)"]) }
                 return

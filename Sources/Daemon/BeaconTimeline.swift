@@ -2,6 +2,7 @@
 
 import Radio
 import ServiceLifecycle
+import GaendAPI
 
 /// The beacon's schedule, the same for every back end: scan windows, and rotations between them.
 enum BeaconTimeline {

@@ -8,6 +8,7 @@ public import KeySchedule
 public import Logging
 public import Radio
 public import ServiceLifecycle
+public import GaendAPI
 
 /// The beacon beside bluetoothd (`--radio bluez:hciN`): follows bluetoothd on the system bus
 /// (NameOwnerChanged), the adapter's presence and Powered, and runs the advertiser and scanner

@@ -8,6 +8,7 @@ public import Logging
 public import ServiceLifecycle
 public import Storage
 import UnixSignals
+public import GaendAPI
 
 /// The detection worker as the configuration describes it: nil without a key server.
 public enum DetectionSetup {

@@ -2,13 +2,14 @@
 
 public import ContactLog
 public import ENCore
-public import HCI
+import HCI
 public import KeySchedule
 public import Logging
 public import Radio
 public import ServiceLifecycle
 import Storage
 import Synchronization
+public import GaendAPI
 
 /// The beacon as a service: connects to the controller, initializes it, advertises and rotates,
 /// scans in windows into the contact log, and reconnects with backoff when the controller goes

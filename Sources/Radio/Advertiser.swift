@@ -5,6 +5,7 @@ public import ENCrypto
 public import HCI
 public import KeySchedule
 public import Logging
+public import GaendAPI
 
 /// Broadcasts the current RPI and AEM as a legacy ADV_NONCONN_IND from a fresh non-resolvable
 /// private address, and rotates both together: advertising off, new address, new data, on, as one

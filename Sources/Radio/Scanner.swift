@@ -4,6 +4,7 @@ public import ContactLog
 public import ENCore
 public import HCI
 public import Logging
+public import GaendAPI
 
 /// Listens in scan windows, aggregates what it hears per RPI, and appends each window to the
 /// contact log when it ends. Passive scanning, duplicates not filtered, reports from both report

@@ -13,6 +13,7 @@ import Radio
 import ServiceLifecycle
 import Storage
 import UnixSignals
+import GaendAPI
 
 /// The daemon's entry point: configuration, then the services in one group until SIGTERM/SIGINT.
 @main
@@ -21,76 +22,20 @@ struct Gaend: AsyncParsableCommand {
         commandName: "gaend",
         abstract: "The GAEN (Exposure Notification) daemon: advertise, scan, keep the contact log.",
         discussion: """
-            Every option is also a key of the configuration file (key = value lines); the command line \
-            wins. A bad value exits 2 naming its key. SIGTERM or SIGINT stop it cleanly within 10 s.
-            """,
+            Every configuration key is also an option, --KEY VALUE or --KEY=VALUE, applied after the \
+            file: the command line wins. A bad value exits 2 naming its key. SIGTERM or SIGINT stop it \
+            cleanly within 10 s. The keys:
+
+            """ + ConfigurationKey.all.map { "  --\($0.name) VALUE\n        \($0.help)" }.joined(separator: "\n"),
         version: GaendVersion.string)
 
     @Option(help: "The configuration file.")
     var config: String?
 
-    @Option(help: "The radio: hci:hciN, bluez:hciN, h4:/dev/ttyX[@baud], h4+unix:PATH, h4+tcp:HOST:PORT or none.")
-    var radio: String?
-
-    @Option(help: "The data directory (default /var/lib/gaend).")
-    var dataDir: String?
-
-    @Option(help: "Seconds each scan window lasts (default 4).")
-    var scanWindow: String?
-
-    @Option(help: "Seconds between scan windows, MIN-MAX (default 210-300), or continuous.")
-    var scanInterval: String?
-
-    @Option(help: "Seconds between address and RPI rotations, MIN-MAX (default 600-1200).")
-    var rotationInterval: String?
-
-    @Option(help: "TX power to advertise in the metadata, dBm (default: the controller's).")
-    var txPower: String?
-
-    @Option(help: "Added to every RSSI heard, dB (default 0).")
-    var rssiCorrection: String?
-
-    @Option(help: "Calibration confidence to advertise: lowest, low, medium or high (default lowest).")
-    var calibrationConfidence: String?
-
-    @Option(help: "Where to serve org.gaend.Manager1: system (default), session, none or a bus address.")
-    var bus: String?
-
-    @Option(help: "true: enable Exposure Notification at start, recording the owner's consent (default false).")
-    var enable: String?
-
-    @Option(help: "The health authority's region (shown in the API).")
-    var region: String?
-
-    @Option(help: "true: allow GetTestDiagnosisKeys (default false).")
-    var testMode: String?
-
-    @Option(help: "The key server's index.txt URL.")
-    var indexURL: String?
-
-    @Option(help: "The URL the index's paths are relative to (default: from the index URL and its lines).")
-    var exportBaseURL: String?
-
-    @Option(help: "A trusted export signing key: KEYID:VERSION:/path/to/public.pem (repeatable).")
-    var exportKey: [String] = []
-
-    @Option(help: "The exposure configuration: a JSON file, or an http(s) URL fetched before each detection (default: v2 defaults).")
-    var exposureConfiguration: String?
-
-    @Option(help: "Hours between scheduled detections (default 4).")
-    var detectionInterval: String?
-
-    @Option(help: "The verification server's base URL.")
-    var verificationURL: String?
-
-    @Option(help: "The verification server's device API key.")
-    var verificationAPIKey: String?
-
-    @Option(help: "The key server's publish URL.")
-    var publishURL: String?
-
-    @Option(help: "The health authority ID the key server knows this app by.")
-    var healthAuthorityID: String?
+    /// The configuration keys given on the command line (`--radio none`, `--scan-window=2`), read
+    /// by the table in GaendAPI, the one place keys are written.
+    @Argument(parsing: .allUnrecognized, help: ArgumentHelp("Configuration keys, each as --KEY VALUE (listed below).", valueName: "--key value"))
+    var settings: [String] = []
 
     /// The configuration file, then the command line.
     func loadConfiguration() throws(DaemonConfigurationError) -> DaemonConfiguration {
@@ -101,16 +46,34 @@ struct Gaend: AsyncParsableCommand {
         } else if config != nil {
             throw DaemonConfigurationError(key: "--config", problem: "\(path) cannot be read")
         }
-        let options: [(String, String?)] = [
-            ("radio", radio), ("data-dir", dataDir), ("scan-window", scanWindow), ("scan-interval", scanInterval),
-            ("rotation-interval", rotationInterval), ("tx-power", txPower), ("rssi-correction", rssiCorrection),
-            ("calibration-confidence", calibrationConfidence), ("bus", bus), ("enable", enable), ("region", region), ("test-mode", testMode),
-            ("index-url", indexURL), ("export-base-url", exportBaseURL), ("exposure-configuration", exposureConfiguration),
-            ("detection-interval", detectionInterval), ("verification-url", verificationURL), ("verification-api-key", verificationAPIKey),
-            ("publish-url", publishURL), ("health-authority-id", healthAuthorityID),
-        ] + exportKey.map { ("export-key", $0) }
-        for case let (key, value?) in options { try configuration.set(key, value) }
+        for (key, value) in try Self.pairs(settings) { try configuration.set(key, value) }
         return configuration
+    }
+
+    /// `--key value` and `--key=value` pairs, in order; anything else is refused by name.
+    static func pairs(_ arguments: [String]) throws(DaemonConfigurationError) -> [(key: String, value: String)] {
+        var pairs = [(key: String, value: String)]()
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            guard argument.hasPrefix("--"), argument.count > 2 else {
+                throw DaemonConfigurationError(key: argument, problem: "expected --KEY VALUE (gaend --help lists the keys)")
+            }
+            let body = argument.dropFirst(2)
+            let name = String(body.prefix { $0 != "=" })
+            guard ConfigurationKey.named(name) != nil else {
+                throw DaemonConfigurationError(key: name, problem: "not a configuration key (gaend --help lists them)")
+            }
+            if let equals = body.firstIndex(of: "=") {
+                pairs.append((String(body[..<equals]), String(body[body.index(after: equals)...])))
+                index += 1
+            } else {
+                guard index + 1 < arguments.count else { throw DaemonConfigurationError(key: String(body), problem: "has no value") }
+                pairs.append((String(body), arguments[index + 1]))
+                index += 2
+            }
+        }
+        return pairs
     }
 
     /// Parses and runs like argument-parser's own `main`, but a usage error exits 2, the code the

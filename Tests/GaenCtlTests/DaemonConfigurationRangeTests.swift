@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-import Daemon
+import GaendAPI
 import Testing
 
 /// `MIN-MAX` values of gaend's configuration, as the option, the file and a reload read them.

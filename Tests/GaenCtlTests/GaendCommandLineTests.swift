@@ -50,12 +50,15 @@ struct GaendCommandLineTests {
         #expect(run.standardError.contains("secp384r1"))
     }
 
-    /// argument-parser's own usage errors exit 64 (EX_USAGE); gaend documents 2, as gaenctl does.
-    @Test(arguments: [["--frobnicate"], ["--scan-window", "-1"], ["--radio"]])
-    func usageErrorsExitTwo(_ arguments: [String]) throws {
+    /// A usage error exits 2 (argument-parser's own EX_USAGE would be 64), naming the key.
+    @Test(arguments: [
+        (["--frobnicate"], "frobnicate: not a configuration key"), (["--scan-window", "-1"], "scan-window: '-1' is not a number"),
+        (["--radio"], "radio: has no value"), (["radio", "none"], "radio: expected --KEY VALUE"), (["--config"], "Error:"),
+    ])
+    func usageErrorsExitTwo(_ arguments: [String], _ message: String) throws {
         let run = try ToolRunner.run("gaend", arguments)
         #expect(run.status == 2, "\(arguments): \(run.standardError)")
-        #expect(run.standardError.contains("Error:"))
+        #expect(run.standardError.contains(message), "\(arguments): \(run.standardError)")
     }
 
     @Test func helpAndVersionExitZero() throws {

@@ -5,6 +5,7 @@ import ENCore
 import HCI
 import Logging
 import Testing
+import GaendAPI
 
 @Suite(.ownThreads) struct HCIControllerTests {
     let quiet = Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() })

@@ -10,6 +10,7 @@ import Logging
 import Radio
 import Storage
 import Testing
+import GaendAPI
 
 /// The advertiser on one Bumble controller and the scanner on another, with the real key schedule
 /// and the real contact log.

@@ -4,6 +4,7 @@ public import ContactLog
 public import Detection
 import Foundation
 public import ENCore
+public import GaendAPI
 public import KeyFiles
 public import KeySchedule
 public import Logging
@@ -193,10 +194,10 @@ public actor Manager {
     public func addTestResult(testDate: UnixTime, kind: TestResult.Kind, symptomOnset: UnixTime?) throws(ManagerError) -> String {
         let now = clock.now()
         guard testDate.seconds <= now.seconds + 86_400, testDate.seconds >= now.seconds - 30 * 86_400 else {
-            throw .badParameter(field: "TestDate", problem: "\(testDate) is not within the last 30 days")
+            throw .badParameter(field: Manager1.TestResultField.testDate.rawValue, problem: "\(testDate) is not within the last 30 days")
         }
         if let symptomOnset, symptomOnset.seconds > now.seconds + 86_400 || symptomOnset.seconds < now.seconds - 30 * 86_400 {
-            throw .badParameter(field: "SymptomOnset", problem: "\(symptomOnset) is not within the last 30 days")
+            throw .badParameter(field: Manager1.TestResultField.symptomOnset.rawValue, problem: "\(symptomOnset) is not within the last 30 days")
         }
         guard owner.testResults.count < OwnerState.maximumTestResults else {
             throw .failed("\(OwnerState.maximumTestResults) test results are recorded, the most gaend keeps; ResetAllData starts afresh")
@@ -233,7 +234,7 @@ public actor Manager {
     // MARK: Properties
 
     /// The values of Manager1's properties now.
-    public func properties() async -> [String: PropertyValue] {
+    public func properties() async -> [Manager1.Property: PropertyValue] {
         let radio = radioStatus.status
         let status: String =
             if settings.radio == "none" { "paused" }
@@ -249,13 +250,13 @@ public actor Manager {
         let answer = await worker?.exposureAnswer() ?? ExposureAnswer()
         let logState = await log.activity()
         return [
-            "Status": .string(status), "AuthorizationStatus": .string(owner.authorization.rawValue), "Enabled": .boolean(owner.enabled),
-            "RadioBackend": .string(settings.radio), "Advertising": .boolean(owner.enabled && radio == .active),
-            "LastScanTime": .time(logState.lastWindowEnd), "SightingsToday": .count(logState.aggregatesToday),
-            "LastDetectionTime": .time(state?.lastDetection), "LastDetectionError": .string(state?.lastError ?? ""),
-            "DetectionsRemaining": .count(await worker?.remainingRuns() ?? 0), "NextDetectionTime": .time(await worker?.nextDetection()),
-            "ExposureDays": .strings(answer.days.map(\.description)), "LastExposureTime": .time(answer.lastExposure),
-            "Region": .string(settings.region), "Version": .string(GaendVersion.string),
+            .status: .string(status), .authorizationStatus: .string(owner.authorization.rawValue), .enabled: .boolean(owner.enabled),
+            .radioBackend: .string(settings.radio), .advertising: .boolean(owner.enabled && radio == .active),
+            .lastScanTime: .time(logState.lastWindowEnd), .sightingsToday: .count(logState.aggregatesToday),
+            .lastDetectionTime: .time(state?.lastDetection), .lastDetectionError: .string(state?.lastError ?? ""),
+            .detectionsRemaining: .count(await worker?.remainingRuns() ?? 0), .nextDetectionTime: .time(await worker?.nextDetection()),
+            .exposureDays: .strings(answer.days.map(\.description)), .lastExposureTime: .time(answer.lastExposure),
+            .region: .string(settings.region), .version: .string(GaendVersion.string),
         ]
     }
 

@@ -2,6 +2,7 @@
 
 public import DBus
 public import ENCore
+import GaendAPI
 
 /// Why a Manager1 call failed; each case is one `org.gaend.Error.<Name>` (docs/org.gaend.Manager1.rst).
 /// All D-Bus error names of the daemon are made here.
@@ -19,20 +20,23 @@ public enum ManagerError: Error, Equatable, Sendable, CustomStringConvertible {
     case failed(String)
     case `internal`(String)
 
-    public var name: String {
+    /// Its name in the contract (`Manager1.ErrorName`).
+    public var name: String { errorName.rawValue }
+
+    var errorName: Manager1.ErrorName {
         switch self {
-        case .notAuthorized: "NotAuthorized"
-        case .notEnabled: "NotEnabled"
-        case .rateLimited: "RateLimited"
-        case .inProgress: "InProgress"
-        case .badParameter: "BadParameter"
-        case .notSupported: "NotSupported"
-        case .notConfigured: "NotConfigured"
-        case .bluetoothOff: "BluetoothOff"
-        case .verificationFailed: "VerificationFailed"
-        case .publishFailed: "PublishFailed"
-        case .failed: "Failed"
-        case .internal: "Internal"
+        case .notAuthorized: .notAuthorized
+        case .notEnabled: .notEnabled
+        case .rateLimited: .rateLimited
+        case .inProgress: .inProgress
+        case .badParameter: .badParameter
+        case .notSupported: .notSupported
+        case .notConfigured: .notConfigured
+        case .bluetoothOff: .bluetoothOff
+        case .verificationFailed: .verificationFailed
+        case .publishFailed: .publishFailed
+        case .failed: .failed
+        case .internal: .internal
         }
     }
 
@@ -49,6 +53,6 @@ public enum ManagerError: Error, Equatable, Sendable, CustomStringConvertible {
 
     /// The error as D-Bus sends it.
     public var dbusError: DBusError {
-        DBusError(DBusError.Name(rawValue: "org.gaend.Error." + name), description)
+        DBusError(DBusError.Name(rawValue: errorName.qualified), description)
     }
 }

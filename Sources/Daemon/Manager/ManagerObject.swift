@@ -3,15 +3,16 @@
 public import DBus
 public import Detection
 import ENCore
+import GaendAPI
 public import Logging
 import Synchronization
 
 /// org.gaend.Manager1 at /org/gaend/Manager: the table of methods, properties and signals
 /// (docs/org.gaend.Manager1.rst), over a `Manager`.
 public struct ManagerObject: Sendable {
-    public static let path = "/org/gaend/Manager"
-    public static let interface = "org.gaend.Manager1"
-    public static let busName = "org.gaend"
+    public static let path = Manager1.objectPath
+    public static let interface = Manager1.interface
+    public static let busName = Manager1.busName
 
     let manager: Manager
     let bus: DBusConnection
@@ -71,32 +72,32 @@ public struct ManagerObject: Sendable {
         return DBusInterface(
             name: Self.interface,
             methods: [
-                DBusMethod("SetEnabled", inputs: [.init("enabled", .boolean)]) { call in
+                DBusMethod(Manager1.Method.setEnabled.rawValue, inputs: [.init("enabled", .boolean)]) { call in
                     try await perform(call, audited: call.arguments[0].boolean == true ? "enable" : "disable") { () throws(ManagerError) in
                         try await manager.setEnabled(call.arguments[0].boolean ?? false)
                         return []
                     }
                 },
-                DBusMethod("GetDiagnosisKeys", outputs: [.init("keys", Self.keysType)]) { call in
+                DBusMethod(Manager1.Method.getDiagnosisKeys.rawValue, outputs: [.init("keys", Self.keysType)]) { call in
                     try await perform(call, audited: "key release (GetDiagnosisKeys)") { () throws(ManagerError) in
                         try await authorizer.check(call.sender, .releaseKeys)
                         return [Self.keys(try await manager.diagnosisKeys())]
                     }
                 },
-                DBusMethod("GetTestDiagnosisKeys", outputs: [.init("keys", Self.keysType)]) { call in
+                DBusMethod(Manager1.Method.getTestDiagnosisKeys.rawValue, outputs: [.init("keys", Self.keysType)]) { call in
                     try await perform(call, audited: "key release (GetTestDiagnosisKeys)") { () throws(ManagerError) in
                         try await authorizer.check(call.sender, .releaseKeys)
                         return [Self.keys(try await manager.testDiagnosisKeys())]
                     }
                 },
-                DBusMethod("PreAuthorizeDiagnosisKeys") { call in
+                DBusMethod(Manager1.Method.preAuthorizeDiagnosisKeys.rawValue) { call in
                     try await perform(call, audited: "key release pre-authorized") { () throws(ManagerError) in
                         try await authorizer.check(call.sender, .releaseKeys)
                         try await manager.preAuthorize()
                         return []
                     }
                 },
-                DBusMethod("RequestPreAuthorizedDiagnosisKeys", outputs: [.init("keys", Self.keysType)]) { call in
+                DBusMethod(Manager1.Method.requestPreAuthorizedDiagnosisKeys.rawValue, outputs: [.init("keys", Self.keysType)]) { call in
                     try await perform(call, audited: "key release (RequestPreAuthorizedDiagnosisKeys)") { () throws(ManagerError) in
                         // The pre-authorization is the owner's consent: no second polkit check.
                         let keys = Self.keys(try await manager.requestPreAuthorizedKeys())
@@ -104,29 +105,31 @@ public struct ManagerObject: Sendable {
                         // name (Apple's handler). A signal without a destination goes to every
                         // connection with a match rule, whoever it belongs to.
                         try? bus.send(
-                            .signal(path: Self.path, interface: Self.interface, member: "DiagnosisKeysAvailable", [keys], destination: call.sender))
+                            .signal(path: Self.path, interface: Self.interface, member: Manager1.Signal.diagnosisKeysAvailable.rawValue, [keys], destination: call.sender))
                         return [keys]
                     }
                 },
-                DBusMethod("DetectExposures", inputs: [.init("configuration", .string)], outputs: [.init("result", .string)]) { call in
+                DBusMethod(Manager1.Method.detectExposures.rawValue, inputs: [.init("configuration", .string)], outputs: [.init("result", .string)]) { call in
                     try await perform(call) { () throws(ManagerError) in [.string(try await manager.detect(configurationJSON: call.arguments[0].string ?? ""))] }
                 },
-                DBusMethod("GetExposureWindows", outputs: [.init("windows", .string)]) { _ in
+                DBusMethod(Manager1.Method.getExposureWindows.rawValue, outputs: [.init("windows", .string)]) { _ in
                     [.string(await manager.exposureWindows())]
                 },
-                DBusMethod("GetDailySummaries", inputs: [.init("configuration", .string)], outputs: [.init("summaries", .string)]) { call in
+                DBusMethod(Manager1.Method.getDailySummaries.rawValue, inputs: [.init("configuration", .string)], outputs: [.init("summaries", .string)]) { call in
                     try await perform(call) { () throws(ManagerError) in
                         [.string(try await manager.dailySummaries(configurationJSON: call.arguments[0].string ?? ""))]
                     }
                 },
-                DBusMethod("AddTestResult", inputs: [.init("result", .dictionary(key: .string, value: .variant))], outputs: [.init("id", .string)]) { call in
+                DBusMethod(Manager1.Method.addTestResult.rawValue, inputs: [.init("result", .dictionary(key: .string, value: .variant))], outputs: [.init("id", .string)]) { call in
                     try await perform(call, audited: "test result added") { () throws(ManagerError) in
                         let fields = call.arguments[0].stringKeyed ?? [:]
-                        for key in fields.keys where !["TestDate", "Type", "SymptomOnset"].contains(key) {
+                        let accepted: [Field] = [.testDate, .type, .symptomOnset]
+                        for key in fields.keys where !accepted.map(\.rawValue).contains(key) {
                             throw .badParameter(field: key, problem: "not a test result key (TestDate, Type, SymptomOnset)")
                         }
                         // A time field: the caller's uint64, checked, since milliseconds of it need not fit Int64.
-                        func time(_ field: String) throws(ManagerError) -> UnixTime? {
+                        func time(_ name: Field) throws(ManagerError) -> UnixTime? {
+                            let field = name.rawValue
                             guard let value = fields[field] else { return nil }
                             guard let seconds = value.variant?.uint64 else { throw .badParameter(field: field, problem: "uint64 unix seconds") }
                             guard let time = UnixTime(exactlySeconds: seconds) else {
@@ -134,27 +137,27 @@ public struct ManagerObject: Sendable {
                             }
                             return time
                         }
-                        guard let date = try time("TestDate") else {
-                            throw .badParameter(field: "TestDate", problem: "required, uint64 unix seconds")
+                        guard let date = try time(.testDate) else {
+                            throw .badParameter(field: Field.testDate.rawValue, problem: "required, uint64 unix seconds")
                         }
-                        guard let type = fields["Type"]?.variant?.string, let kind = TestResult.Kind(rawValue: type) else {
-                            throw .badParameter(field: "Type", problem: "required: confirmed, likely, negative or self-reported")
+                        guard let type = fields[Field.type.rawValue]?.variant?.string, let kind = TestResult.Kind(rawValue: type) else {
+                            throw .badParameter(field: Field.type.rawValue, problem: "required: confirmed, likely, negative or self-reported")
                         }
-                        let onset = try time("SymptomOnset")
+                        let onset = try time(.symptomOnset)
                         return [.string(try await manager.addTestResult(testDate: date, kind: kind, symptomOnset: onset))]
                     }
                 },
-                DBusMethod("GetTestResults", outputs: [.init("results", .array(.dictionary(key: .string, value: .variant)))]) { _ in
+                DBusMethod(Manager1.Method.getTestResults.rawValue, outputs: [.init("results", .array(.dictionary(key: .string, value: .variant)))]) { _ in
                     [.array(element: .dictionary(key: .string, value: .variant), await manager.testResults().map(Self.testResult))]
                 },
-                DBusMethod("ShareDiagnosisKeys", inputs: [.init("testResultId", .string), .init("code", .string)]) { call in
+                DBusMethod(Manager1.Method.shareDiagnosisKeys.rawValue, inputs: [.init("testResultId", .string), .init("code", .string)]) { call in
                     try await perform(call, audited: "keys shared") { () throws(ManagerError) in
                         try await authorizer.check(call.sender, .releaseKeys)
                         try await manager.share(testResultID: call.arguments[0].string ?? "", code: call.arguments[1].string ?? "")
                         return []
                     }
                 },
-                DBusMethod("ResetAllData") { call in
+                DBusMethod(Manager1.Method.resetAllData.rawValue) { call in
                     try await perform(call, audited: "reset") { () throws(ManagerError) in
                         try await authorizer.check(call.sender, .reset)
                         try await manager.resetAll()
@@ -162,23 +165,27 @@ public struct ManagerObject: Sendable {
                     }
                 },
             ],
-            properties: Self.propertyTypes.map { name, type in
-                DBusProperty(name, type) { Self.value(await manager.properties()[name], type: type) }
+            properties: Manager1.Property.allCases.map { property in
+                DBusProperty(property.rawValue, Self.type(of: property)) { Self.value(await manager.properties()[property], of: property) }
             },
             signals: [
-                DBusSignal("ExposureDetected", [.init("detectionTime", .uint64), .init("daysWithExposure", .uint32)]),
-                DBusSignal("DetectionProgress", [.init("keysDone", .uint32), .init("keysTotal", .uint32)]),
-                DBusSignal("DetectionFinished", [.init("success", .boolean), .init("error", .string)]),
-                DBusSignal("DiagnosisKeysAvailable", [.init("keys", Self.keysType)]),
+                DBusSignal(Manager1.Signal.exposureDetected.rawValue, [.init("detectionTime", .uint64), .init("daysWithExposure", .uint32)]),
+                DBusSignal(Manager1.Signal.detectionProgress.rawValue, [.init("keysDone", .uint32), .init("keysTotal", .uint32)]),
+                DBusSignal(Manager1.Signal.detectionFinished.rawValue, [.init("success", .boolean), .init("error", .string)]),
+                DBusSignal(Manager1.Signal.diagnosisKeysAvailable.rawValue, [.init("keys", Self.keysType)]),
             ])
     }
 
-    static let propertyTypes: [(String, DBusType)] = [
-        ("Status", .string), ("AuthorizationStatus", .string), ("Enabled", .boolean), ("RadioBackend", .string), ("Advertising", .boolean),
-        ("LastScanTime", .uint64), ("SightingsToday", .uint32), ("LastDetectionTime", .uint64), ("LastDetectionError", .string),
-        ("DetectionsRemaining", .uint32), ("NextDetectionTime", .uint64), ("ExposureDays", .array(.string)), ("LastExposureTime", .uint64),
-        ("Region", .string), ("Version", .string),
-    ]
+    /// A property's D-Bus type, from its signature in the contract.
+    static func type(of property: Manager1.Property) -> DBusType {
+        // The contract's signatures are constants; one that does not parse is a bug caught by every test.
+        guard let type = try? DBusType(signature: property.signature) else { preconditionFailure("\(property): bad signature \(property.signature)") }
+        return type
+    }
+
+    static func value(_ value: Manager.PropertyValue?, of property: Manager1.Property) -> DBusValue {
+        Self.value(value, type: type(of: property))
+    }
 
     static func value(_ value: Manager.PropertyValue?, type: DBusType) -> DBusValue {
         switch value {
@@ -198,12 +205,15 @@ public struct ManagerObject: Sendable {
         }
     }
 
+    typealias Field = Manager1.TestResultField
+
     static func testResult(_ result: TestResult) -> DBusValue {
         var fields: [String: DBusValue] = [
-            "Id": .string(result.id), "TestDate": .uint64(UInt64(max(0, result.testDate.seconds))), "Type": .string(result.kind.rawValue),
-            "Added": .uint64(UInt64(max(0, result.added.seconds))), "Shared": .boolean(result.shared),
+            Field.id.rawValue: .string(result.id), Field.testDate.rawValue: .uint64(UInt64(max(0, result.testDate.seconds))),
+            Field.type.rawValue: .string(result.kind.rawValue), Field.added.rawValue: .uint64(UInt64(max(0, result.added.seconds))),
+            Field.shared.rawValue: .boolean(result.shared),
         ]
-        if let onset = result.symptomOnset { fields["SymptomOnset"] = .uint64(UInt64(max(0, onset.seconds))) }
+        if let onset = result.symptomOnset { fields[Field.symptomOnset.rawValue] = .uint64(UInt64(max(0, onset.seconds))) }
         return .properties(fields)
     }
 }
@@ -228,18 +238,18 @@ public final class DetectionSignals: DetectionObserver {
         }
         guard due, let bus = bus.withLock({ $0 }) else { return }
         try? bus.emit(
-            path: ManagerObject.path, interface: ManagerObject.interface, member: "DetectionProgress",
+            path: ManagerObject.path, interface: ManagerObject.interface, member: Manager1.Signal.detectionProgress.rawValue,
             [.uint32(UInt32(clamping: keysDone)), .uint32(UInt32(clamping: keysTotal))])
     }
 
     public func detectionFinished(_ outcome: DetectionOutcome) async {
         guard let bus = bus.withLock({ $0 }) else { return }
         try? bus.emit(
-            path: ManagerObject.path, interface: ManagerObject.interface, member: "DetectionFinished",
+            path: ManagerObject.path, interface: ManagerObject.interface, member: Manager1.Signal.detectionFinished.rawValue,
             [.boolean(outcome.error == nil), .string(outcome.error.map { "\($0)" } ?? "")])
         if outcome.exposed, let result = outcome.result {
             try? bus.emit(
-                path: ManagerObject.path, interface: ManagerObject.interface, member: "ExposureDetected",
+                path: ManagerObject.path, interface: ManagerObject.interface, member: Manager1.Signal.exposureDetected.rawValue,
                 [.uint64(UInt64(max(0, outcome.finished.seconds))), .uint32(UInt32(clamping: result.exposureDays.count))])
         }
     }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import DBus
+import DBus
+public import GaendAPI
 import ENCore
 public import Logging
 public import Radio
@@ -10,10 +11,8 @@ public import ServiceLifecycle
 /// is refused: the name is taken), tells systemd it is ready, and keeps the properties announced:
 /// after every call, on radio and enablement changes, and once a second for the log's figures.
 public struct ManagerService: Service {
-    public enum Bus: Sendable, Equatable {
-        case system, session, none
-        case address(String)
-    }
+    /// Where it is served (the configuration's `bus`).
+    public typealias Bus = ManagerBus
 
     let manager: Manager
     let bus: Bus
@@ -88,8 +87,8 @@ public struct ManagerService: Service {
                     let changes = now.filter { published[$0.key] != $0.value }
                     if !changes.isEmpty {
                         var values = [String: DBusValue]()
-                        for (name, type) in ManagerObject.propertyTypes where changes[name] != nil {
-                            values[name] = ManagerObject.value(changes[name], type: type)
+                        for property in Manager1.Property.allCases where changes[property] != nil {
+                            values[property.rawValue] = ManagerObject.value(changes[property], of: property)
                         }
                         try? connection.emitPropertiesChanged(path: ManagerObject.path, interface: ManagerObject.interface, changed: values)
                         published = now
@@ -120,7 +119,7 @@ public struct ManagerService: Service {
 
     static func statusLine(_ manager: Manager) async -> String {
         let properties = await manager.properties()
-        if case .string(let status)? = properties["Status"] { return "exposure notification \(status)" }
+        if case .string(let status)? = properties[.status] { return "exposure notification \(status)" }
         return "running"
     }
 }

@@ -4,6 +4,7 @@ import ArgumentParser
 import DBus
 import ENCore
 import Foundation
+import GaendAPI
 
 /// Options of every command that talks to gaend.
 struct DaemonOptions: ParsableArguments {
@@ -42,16 +43,17 @@ struct DaemonOptions: ParsableArguments {
 /// Calls to org.gaend.Manager1, with the daemon's errors turned into gaenctl's exit codes and
 /// messages that name the cause.
 struct DaemonClient {
-    static let name = "org.gaend"
-    static let path = "/org/gaend/Manager"
-    static let interface = "org.gaend.Manager1"
+    static let name = Manager1.busName
+    static let path = Manager1.objectPath
+    static let interface = Manager1.interface
 
     let connection: DBusConnection
     let busName: String
 
-    func call(_ member: String, _ arguments: [DBusValue] = [], timeout: Duration = .seconds(120)) async throws -> [DBusValue] {
+    func call(_ method: Manager1.Method, _ arguments: [DBusValue] = [], timeout: Duration = .seconds(120)) async throws -> [DBusValue] {
         do {
-            return try await connection.call(destination: Self.name, path: Self.path, interface: Self.interface, member: member, arguments, timeout: timeout)
+            return try await connection.call(
+                destination: Self.name, path: Self.path, interface: Self.interface, member: method.rawValue, arguments, timeout: timeout)
         } catch let error as DBusError {
             throw translate(error)
         }
@@ -83,10 +85,10 @@ struct DaemonClient {
             return OperationError("gaend is not running on \(busName) (\(error.name))", exitCode: .daemonUnreachable)
         case DBusError.Name.accessDenied.rawValue:
             return OperationError("not authorized: run as root or join the gaend group", exitCode: .notAuthorized)
-        case "org.gaend.Error.NotAuthorized":
+        case Manager1.ErrorName.notAuthorized.qualified:
             return OperationError("not authorized: \(error.message)", exitCode: .notAuthorized)
         default:
-            let name = error.name.rawValue.hasPrefix("org.gaend.Error.") ? String(error.name.rawValue.dropFirst(16)) : error.name.rawValue
+            let name = Manager1.ErrorName(qualified: error.name.rawValue)?.rawValue ?? error.name.rawValue
             return OperationError("\(name): \(error.message)")
         }
     }

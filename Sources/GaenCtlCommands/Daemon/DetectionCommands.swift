@@ -3,6 +3,7 @@
 import ArgumentParser
 import DBus
 import Foundation
+import GaendAPI
 
 /// Reads a configuration file argument (empty when absent).
 func readConfiguration(_ path: String?, option: String = "--config") throws -> String {
@@ -27,7 +28,7 @@ struct DetectCommand: AsyncParsableCommand {
         let signals = try await client.signals()
         let terminal = isatty(1) != 0 && !options.json
         let progress = Task {
-            for await signal in signals where signal.member == "DetectionProgress" {
+            for await signal in signals where signal.member == Manager1.Signal.detectionProgress.rawValue {
                 guard let done = signal.body.first?.uint32, let total = signal.body.last?.uint32 else { continue }
                 if terminal {
                     let width = 30
@@ -39,7 +40,7 @@ struct DetectCommand: AsyncParsableCommand {
             }
         }
         defer { progress.cancel() }
-        let reply = try await client.call("DetectExposures", [.string(configuration)], timeout: .seconds(20 * 60))
+        let reply = try await client.call(.detectExposures, [.string(configuration)], timeout: .seconds(20 * 60))
         progress.cancel()
         if terminal { print("") }
         let result = reply.first?.string ?? "{}"
@@ -100,9 +101,9 @@ struct ExposuresCommand: AsyncParsableCommand {
         let client = try await options.connect()
         let text: String
         if summaries {
-            text = try await client.call("GetDailySummaries", [.string(try readConfiguration(config))]).first?.string ?? "[]"
+            text = try await client.call(.getDailySummaries, [.string(try readConfiguration(config))]).first?.string ?? "[]"
         } else {
-            text = try await client.call("GetExposureWindows").first?.string ?? "[]"
+            text = try await client.call(.getExposureWindows).first?.string ?? "[]"
         }
         if options.json {
             print(text)

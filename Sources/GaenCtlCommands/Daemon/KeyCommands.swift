@@ -3,6 +3,7 @@
 import ArgumentParser
 import DBus
 import Foundation
+import GaendAPI
 
 /// `gaenctl keys [--test]` and `gaenctl preauthorize [--request]`.
 struct KeysCommand: AsyncParsableCommand {
@@ -17,7 +18,7 @@ struct KeysCommand: AsyncParsableCommand {
 
     func run() async throws {
         let client = try await options.connect()
-        let reply = try await client.call(test ? "GetTestDiagnosisKeys" : "GetDiagnosisKeys")
+        let reply = try await client.call(test ? .getTestDiagnosisKeys : .getDiagnosisKeys)
         Self.print(reply.first ?? .array(element: .byte, []), json: options.json)
     }
 
@@ -53,12 +54,12 @@ struct PreauthorizeCommand: AsyncParsableCommand {
     func run() async throws {
         let client = try await options.connect()
         guard request else {
-            _ = try await client.call("PreAuthorizeDiagnosisKeys")
+            _ = try await client.call(.preAuthorizeDiagnosisKeys)
             print(options.json ? Output.json(["preauthorized": true]) : "key release pre-authorized for 5 days")
             return
         }
         // The keys come in the reply (and in a DiagnosisKeysAvailable signal addressed to us alone).
-        let reply = try await client.call("RequestPreAuthorizedDiagnosisKeys")
+        let reply = try await client.call(.requestPreAuthorizedDiagnosisKeys)
         KeysCommand.print(reply.first ?? .array(element: .byte, []), json: options.json)
     }
 }
@@ -80,7 +81,7 @@ struct ResetCommand: AsyncParsableCommand {
             guard readLine()?.trimmingCharacters(in: .whitespaces) == "yes" else { throw OperationError("nothing was reset") }
         }
         let client = try await options.connect()
-        _ = try await client.call("ResetAllData")
+        _ = try await client.call(.resetAllData)
         print(options.json ? Output.json(["reset": true]) : "all data reset")
     }
 }

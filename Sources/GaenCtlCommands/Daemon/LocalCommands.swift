@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 import ArgumentParser
-import Daemon
 import Foundation
+import GaendAPI
 
 /// `gaenctl log stats`: the daemon's contact log statistics, read from its data directory.
 struct LogCommand: AsyncParsableCommand {

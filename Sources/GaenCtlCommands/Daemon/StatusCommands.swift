@@ -3,6 +3,7 @@
 import ArgumentParser
 import DBus
 import Foundation
+import GaendAPI
 
 /// `gaenctl status`: the daemon's properties, in the manner of `bluetoothctl show`.
 struct StatusCommand: AsyncParsableCommand {
@@ -11,9 +12,9 @@ struct StatusCommand: AsyncParsableCommand {
     @OptionGroup var options: DaemonOptions
 
     /// The answer to "was I exposed?" first, then the rest as bluetoothctl orders it.
-    static let order = [
-        "ExposureDays", "LastExposureTime", "Status", "AuthorizationStatus", "Enabled", "RadioBackend", "Advertising", "LastScanTime", "SightingsToday", "LastDetectionTime",
-        "LastDetectionError", "DetectionsRemaining", "NextDetectionTime", "Region", "Version",
+    static let order: [Manager1.Property] = [
+        .exposureDays, .lastExposureTime, .status, .authorizationStatus, .enabled, .radioBackend, .advertising, .lastScanTime, .sightingsToday,
+        .lastDetectionTime, .lastDetectionError, .detectionsRemaining, .nextDetectionTime, .region, .version,
     ]
 
     func run() async throws {
@@ -24,14 +25,15 @@ struct StatusCommand: AsyncParsableCommand {
             return
         }
         print("gaend on \(client.busName) (\(DaemonClient.name) \(DaemonClient.path))")
-        for name in Self.order {
+        for property in Self.order {
+            let name = property.rawValue
             guard let value = properties[name] else { continue }
             let text: String =
                 switch value {
                 case .boolean(let flag): flag ? "yes" : "no"
-                case .array(_, let days) where name == "ExposureDays":
+                case .array(_, let days) where property == .exposureDays:
                     days.isEmpty ? "none in the last 14 days" : days.map { "\(Output.plain($0))" }.joined(separator: ", ")
-                case .uint64(let seconds) where name.hasSuffix("Time"): Output.time(seconds)
+                case .uint64(let seconds) where property.signature == "t": Output.time(seconds)
                 case .string(let string) where string.isEmpty: "(none)"
                 default: "\(Output.plain(value))"
                 }
@@ -62,7 +64,7 @@ struct DisableCommand: AsyncParsableCommand {
 enum SetEnabled {
     static func run(_ enabled: Bool, _ options: DaemonOptions) async throws {
         let client = try await options.connect()
-        _ = try await client.call("SetEnabled", [.boolean(enabled)])
+        _ = try await client.call(.setEnabled, [.boolean(enabled)])
         print(options.json ? Output.json(["enabled": enabled]) : "Exposure Notification \(enabled ? "enabled" : "disabled")")
     }
 }

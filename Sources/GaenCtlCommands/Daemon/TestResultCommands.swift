@@ -4,6 +4,7 @@ import ArgumentParser
 import DBus
 import ENCore
 import Foundation
+import GaendAPI
 
 /// `gaenctl test-result add|list` and `gaenctl share`.
 struct TestResultCommand: AsyncParsableCommand {
@@ -43,10 +44,10 @@ struct TestResultAdd: AsyncParsableCommand {
         guard ["confirmed", "likely", "negative", "self-reported"].contains(type) else {
             throw UsageError("--type", "'\(type)' is not confirmed, likely, negative or self-reported")
         }
-        var fields: [String: DBusValue] = ["TestDate": .uint64(try parseDate(date, option: "--date")), "Type": .string(type)]
-        if let symptomOnset { fields["SymptomOnset"] = .uint64(try parseDate(symptomOnset, option: "--symptom-onset")) }
+        var fields: [String: DBusValue] = [Field.testDate.rawValue: .uint64(try parseDate(date, option: "--date")), Field.type.rawValue: .string(type)]
+        if let symptomOnset { fields[Field.symptomOnset.rawValue] = .uint64(try parseDate(symptomOnset, option: "--symptom-onset")) }
         let client = try await options.connect()
-        let id = try await client.call("AddTestResult", [.properties(fields)]).first?.string ?? ""
+        let id = try await client.call(.addTestResult, [.properties(fields)]).first?.string ?? ""
         print(options.json ? Output.json(["id": id]) : id)
     }
 }
@@ -58,17 +59,17 @@ struct TestResultList: AsyncParsableCommand {
 
     func run() async throws {
         let client = try await options.connect()
-        let results = (try await client.call("GetTestResults").first?.arrayElements ?? []).compactMap { $0.stringKeyed?.mapValues { $0.variant ?? $0 } }
+        let results = (try await client.call(.getTestResults).first?.arrayElements ?? []).compactMap { $0.stringKeyed?.mapValues { $0.variant ?? $0 } }
         if options.json {
             print(Output.json(results.map { $0.mapValues(Output.plain) }))
             return
         }
         if results.isEmpty { print("no test results") }
         for result in results {
-            let date = Output.time(result["TestDate"]?.uint64 ?? 0).prefix(10)
-            let onset = result["SymptomOnset"]?.uint64.map { " symptoms since \(Output.time($0).prefix(10))" } ?? ""
-            let shared = result["Shared"]?.boolean == true ? " shared" : ""
-            print("\(result["Id"]?.string ?? "?")  \(result["Type"]?.string ?? "?") test of \(date)\(onset)\(shared)")
+            let date = Output.time(result[Field.testDate.rawValue]?.uint64 ?? 0).prefix(10)
+            let onset = result[Field.symptomOnset.rawValue]?.uint64.map { " symptoms since \(Output.time($0).prefix(10))" } ?? ""
+            let shared = result[Field.shared.rawValue]?.boolean == true ? " shared" : ""
+            print("\(result[Field.id.rawValue]?.string ?? "?")  \(result[Field.type.rawValue]?.string ?? "?") test of \(date)\(onset)\(shared)")
         }
     }
 }
@@ -87,7 +88,10 @@ struct ShareCommand: AsyncParsableCommand {
 
     func run() async throws {
         let client = try await options.connect()
-        _ = try await client.call("ShareDiagnosisKeys", [.string(testResult), .string(code)])
+        _ = try await client.call(.shareDiagnosisKeys, [.string(testResult), .string(code)])
         print(options.json ? Output.json(["shared": testResult]) : "diagnosis keys shared for test result \(testResult)")
     }
 }
+
+/// The fields of a test result, as Manager1 names them.
+typealias Field = Manager1.TestResultField

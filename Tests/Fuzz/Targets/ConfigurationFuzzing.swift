@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 import Daemon
+import GaendAPI
 
 /// gaend.conf, which gaend reads at start and on SIGHUP and `gaenctl config show` prints.
 enum ConfigurationFuzzing {

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
+import Foundation
+
 /// Where the radio is, as `--radio` names it (DESIGN.md, "Radio spec").
 public enum RadioSpec: Hashable, Sendable, CustomStringConvertible {
     /// `hci:hciN`: the kernel's HCI user channel on controller N (the adapter must be down in BlueZ).

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+
+
+/// The daemon's configuration: `/etc/gaend/gaend.conf` (`key = value` lines, `#` comments), then
+/// the command line, whose options have the same names and win.
+public struct DaemonConfiguration: Sendable {
+    public var radio: RadioSpec = .none
+    public var dataDirectory = "/var/lib/gaend"
+    public var radioSettings = RadioSettings()
+    /// Where Manager1 is served: the system bus by default.
+    public var bus: ManagerBus = .system
+    /// Enable Exposure Notification at start, recording consent (a beacon set up by its owner).
+    public var enable = false
+    public var region = ""
+    public var testMode = false
+    public var servers = ServerSettings()
+
+    /// The key server, the verification server and the exposure configuration.
+    public struct ServerSettings: Sendable, Equatable {
+        public var indexURL: String?
+        public var exportBaseURL: String?
+        /// Trusted export signing keys: key id, version, PEM file.
+        public var exportKeys: [ExportKey] = []
+        /// A file path, or an http(s) URL the health authority serves it from.
+        public var exposureConfiguration: String?
+        public var detectionIntervalHours = 4
+        public var verificationURL: String?
+        public var verificationAPIKey = ""
+        public var publishURL: String?
+        public var healthAuthorityID = ""
+
+        public struct ExportKey: Sendable, Equatable {
+            public var id: String
+            public var version: String
+            public var path: String
+        }
+
+        public var exposureConfigurationIsURL: Bool {
+            exposureConfiguration.map { $0.hasPrefix("https://") || $0.hasPrefix("http://") } ?? false
+        }
+    }
+
+    public init() {}
+
+    /// Applies `key = value` lines of a configuration file.
+    public mutating func apply(file text: String, path: String) throws(DaemonConfigurationError) {
+        for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
+            let trimmed = line.trimmingWhitespace()
+            if trimmed.isEmpty { continue }
+            guard let equals = trimmed.firstIndex(of: "=") else {
+                throw DaemonConfigurationError(key: "\(path):\(number + 1)", problem: "expected key = value")
+            }
+            try set(String(trimmed[..<equals]).trimmingWhitespace(), String(trimmed[trimmed.index(after: equals)...]).trimmingWhitespace())
+        }
+    }
+
+    /// Sets one key; the error names it.
+    public mutating func set(_ key: String, _ value: String) throws(DaemonConfigurationError) {
+        guard let entry = ConfigurationKey.named(key) else {
+            throw DaemonConfigurationError(key: key, problem: "not a configuration key (\(Self.keys.joined(separator: ", ")))")
+        }
+        try entry.apply(&self, ConfigurationKey.Value(key: key, text: value))
+    }
+
+    /// The keys a file or the command line may set, in the order `config show` lists them.
+    public static var keys: [String] { ConfigurationKey.all.map(\.name) }
+
+    /// Every key with its effective value, in `keys` order (a repeatable key one line per value;
+    /// the API key masked), for `gaenctl config show`.
+    public func describedValues() -> [(key: String, value: String)] {
+        ConfigurationKey.all.flatMap { entry in entry.describe(self).map { (key: entry.name, value: $0) } }
+    }
+
+    /// `MIN-MAX` or a single number; nil for anything else. Empty parts are kept, so that `-`, `5-`
+    /// and `-5` are refused rather than read as a number (or indexed past an empty split).
+    static func range(_ text: String) -> ClosedRange<Int>? {
+        let parts = text.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let first = parts.first, let low = Int(first) else { return nil }
+        let high = parts.count == 2 ? Int(parts[1]) : low
+        guard let high, low <= high else { return nil }
+        return low...high
+    }
+}
+
+/// A configuration value that is wrong, named by its key. gaend exits 2 with it.
+public struct DaemonConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var key: String
+    public var problem: String
+
+    public init(key: String, problem: String) {
+        self.key = key
+        self.problem = problem
+    }
+
+    public var description: String { "\(key): \(problem)" }
+}
+
+extension String {
+    func trimmingWhitespace() -> String {
+        String(self.drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+    }
+}
+
+/// Where gaend serves Manager1.
+public enum ManagerBus: Sendable, Equatable, CustomStringConvertible {
+    case system, session, none
+    /// A bus address (`unix:path=...`, `tcp:...`).
+    case address(String)
+
+    public var description: String {
+        switch self {
+        case .system: "system"
+        case .session: "session"
+        case .none: "none"
+        case .address(let address): address
+        }
+    }
+}

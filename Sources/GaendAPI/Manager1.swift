@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+/// The D-Bus contract between gaend and its clients (docs/org.gaend.Manager1.rst): one object,
+/// one interface, its methods, signals and properties, and its error names. gaend exports exactly
+/// these and gaenctl calls exactly these; neither writes a name of its own.
+public enum Manager1 {
+    /// The well-known name gaend takes.
+    public static let busName = "org.gaend"
+    public static let objectPath = "/org/gaend/Manager"
+    public static let interface = "org.gaend.Manager1"
+    /// Every error gaend returns is this prefix and an `ErrorName`.
+    public static let errorPrefix = "org.gaend.Error."
+
+    public enum Method: String, CaseIterable, Sendable {
+        case setEnabled = "SetEnabled"
+        case getDiagnosisKeys = "GetDiagnosisKeys"
+        case getTestDiagnosisKeys = "GetTestDiagnosisKeys"
+        case preAuthorizeDiagnosisKeys = "PreAuthorizeDiagnosisKeys"
+        case requestPreAuthorizedDiagnosisKeys = "RequestPreAuthorizedDiagnosisKeys"
+        case detectExposures = "DetectExposures"
+        case getExposureWindows = "GetExposureWindows"
+        case getDailySummaries = "GetDailySummaries"
+        case addTestResult = "AddTestResult"
+        case getTestResults = "GetTestResults"
+        case shareDiagnosisKeys = "ShareDiagnosisKeys"
+        case resetAllData = "ResetAllData"
+    }
+
+    public enum Signal: String, CaseIterable, Sendable {
+        case exposureDetected = "ExposureDetected"
+        case detectionProgress = "DetectionProgress"
+        case detectionFinished = "DetectionFinished"
+        case diagnosisKeysAvailable = "DiagnosisKeysAvailable"
+    }
+
+    /// The properties, each with its D-Bus signature, in the order `GetAll` lists them.
+    public enum Property: String, CaseIterable, Sendable {
+        case status = "Status"
+        case authorizationStatus = "AuthorizationStatus"
+        case enabled = "Enabled"
+        case radioBackend = "RadioBackend"
+        case advertising = "Advertising"
+        case lastScanTime = "LastScanTime"
+        case sightingsToday = "SightingsToday"
+        case lastDetectionTime = "LastDetectionTime"
+        case lastDetectionError = "LastDetectionError"
+        case detectionsRemaining = "DetectionsRemaining"
+        case nextDetectionTime = "NextDetectionTime"
+        case exposureDays = "ExposureDays"
+        case lastExposureTime = "LastExposureTime"
+        case region = "Region"
+        case version = "Version"
+
+        /// The D-Bus signature of its value: times are unix seconds (`t`), 0 meaning never.
+        public var signature: String {
+            switch self {
+            case .status, .authorizationStatus, .radioBackend, .lastDetectionError, .region, .version: "s"
+            case .enabled, .advertising: "b"
+            case .lastScanTime, .lastDetectionTime, .nextDetectionTime, .lastExposureTime: "t"
+            case .sightingsToday, .detectionsRemaining: "u"
+            case .exposureDays: "as"
+            }
+        }
+    }
+
+    /// The fields of a test result (AddTestResult's and GetTestResults' dictionaries).
+    public enum TestResultField: String, CaseIterable, Sendable {
+        case id = "Id"
+        case testDate = "TestDate"
+        case type = "Type"
+        case symptomOnset = "SymptomOnset"
+        case added = "Added"
+        case shared = "Shared"
+    }
+
+    /// The errors gaend returns, each `errorPrefix` + its raw value.
+    public enum ErrorName: String, CaseIterable, Sendable {
+        case notAuthorized = "NotAuthorized"
+        case notEnabled = "NotEnabled"
+        case rateLimited = "RateLimited"
+        case inProgress = "InProgress"
+        case badParameter = "BadParameter"
+        case notSupported = "NotSupported"
+        case notConfigured = "NotConfigured"
+        case bluetoothOff = "BluetoothOff"
+        case verificationFailed = "VerificationFailed"
+        case publishFailed = "PublishFailed"
+        case failed = "Failed"
+        case `internal` = "Internal"
+
+        /// The full D-Bus error name.
+        public var qualified: String { Manager1.errorPrefix + rawValue }
+
+        /// The error a D-Bus error name is, if it is one of gaend's.
+        public init?(qualified name: String) {
+            guard name.hasPrefix(Manager1.errorPrefix) else { return nil }
+            self.init(rawValue: String(name.dropFirst(Manager1.errorPrefix.count)))
+        }
+    }
+}
