@@ -149,7 +149,8 @@ final class RecordingObserver: DetectionObserver {
         await #expect {
             try await worker(configurationURL: url).runNow()
         } throws: { error in
-            "\(error)".contains("exposure configuration \(url)")
+            guard case .configurationDownload(let cause)? = error as? DetectionWorkerError else { return false }
+            return "\(cause)".contains(url)
         }
     }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ContactLog
+import ContactLog
 public import ENCore
 public import KeyFiles
 public import Logging
@@ -117,7 +117,7 @@ public actor DetectionWorker {
                 try run.results.save(to: dataDirectory)
             } catch {
                 try? budget.giveBack(reservation, now: clock.now())
-                throw .storage("\(error)")
+                throw .storage(error)
             }
             results = run.results
             cachedAnswer = nil
@@ -128,7 +128,7 @@ public actor DetectionWorker {
                 do {
                     try downloader.markProcessed(file)
                 } catch {
-                    throw .storage("\(error)")
+                    throw .processedFiles(error)
                 }
             }
             await finish(DetectionOutcome(finished: clock.now(), result: result, error: nil))
@@ -171,7 +171,7 @@ public actor DetectionWorker {
             try AtomicFile.remove(ExposureResults.path(in: dataDirectory))
             try AtomicFile.remove(DetectionState.path(in: dataDirectory))
         } catch {
-            throw .storage("\(error)")
+            throw .storage(error)
         }
         results = ExposureResults()
         cachedAnswer = nil
@@ -231,7 +231,7 @@ public actor DetectionWorker {
             bytes = try await downloader.fetch(url, limit: RemoteConfiguration.maximumBytes)
         } catch {
             guard RemoteConfiguration.cached(in: dataDirectory) != nil else {
-                throw .download("exposure configuration \(url): \(error)")
+                throw .configurationDownload(error)
             }
             logger.warning("exposure configuration not fetched; the last one stays in use", metadata: ["url": "\(url)", "error": "\(error)"])
             return
@@ -265,7 +265,9 @@ public actor DetectionWorker {
             try Task.checkCancellation()
             return .success((run, pending))
         } catch let error as ClientError {
-            return .failure(.download("\(error)"))
+            return .failure(.download(error))
+        } catch let error as DetectionWorkerError {
+            return .failure(error)
         } catch is CancellationError {
             return .failure(.deadlineExceeded(after: settings.deadline))
         } catch let error as DetectionError {
