@@ -185,6 +185,14 @@ let package = Package(
         .testTarget(
             name: "HCITests", dependencies: ["HCI", "GaendAPI", "ENCore", "GaendTestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSwift),
+        // The daemon in process: its timelines and services on a fake back end and the test clocks.
+        .testTarget(
+            name: "DaemonTests",
+            dependencies: [
+                "Daemon", "Radio", "HCI", "GaendAPI", "ENCore", "KeySchedule", "ContactLog", "Storage", "GaendTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift),
         .testTarget(
             name: "RadioTests",
             dependencies: [

@@ -12,13 +12,12 @@ public import Radio
 /// and are read by `BlueZSignalInterpreter`, not here. bluetoothd and the kernel choose the address:
 /// `from:` is not used.
 public actor BlueZRadio: Radio {
-    public typealias Sleeper = @Sendable (Duration) async throws -> Void
 
     private let bus: DBusConnection
     private let adapterPath: String
     private let advertisement: AdvertisementObject
     private let logger: Logger
-    private let sleep: Sleeper
+    private let clock: any Clock<Duration>
     private let configuredTxPower: Int8
     private let drain: @Sendable () async -> Void
     private var registered = false
@@ -28,7 +27,7 @@ public actor BlueZRadio: Radio {
 
     public init(
         bus: DBusConnection, adapterPath: String, advertisement: AdvertisementObject, txPower: Int8 = 0,
-        logger: Logger = Logger(label: "gaend.bluez"), sleep: @escaping Sleeper = { try await Task.sleep(for: $0) },
+        logger: Logger = Logger(label: "gaend.bluez"), clock: any Clock<Duration> = ContinuousClock(),
         drain: @escaping @Sendable () async -> Void = {}
     ) {
         self.drain = drain
@@ -37,7 +36,7 @@ public actor BlueZRadio: Radio {
         self.advertisement = advertisement
         self.configuredTxPower = txPower
         self.logger = logger
-        self.sleep = sleep
+        self.clock = clock
     }
 
     /// bluetoothd does not say what power the controller advertises with; the `tx-power` setting
@@ -92,7 +91,7 @@ public actor BlueZRadio: Radio {
                 logger.warning(
                     "advertisement registration refused; retrying",
                     metadata: ["error": "\(error)", "attempt": "\(attempt)", "retryIn": "\(delay)"])
-                try await sleep(delay)
+                try await clock.sleep(for: delay)
                 delay *= 2
             }
         }

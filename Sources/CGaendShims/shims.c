@@ -4,7 +4,6 @@
 #include <dbus/dbus.h>
 #include <bluetooth/bluetooth.h>
 #include <bluetooth/hci.h>
-#include <openssl/crypto.h>
 #include <openssl/bio.h>
 #include <malloc.h>
 
@@ -32,14 +31,6 @@ const int cgaend_dbus_type_array = DBUS_TYPE_ARRAY;
 const int cgaend_dbus_type_variant = DBUS_TYPE_VARIANT;
 const int cgaend_dbus_type_struct = DBUS_TYPE_STRUCT;
 const int cgaend_dbus_type_dict_entry = DBUS_TYPE_DICT_ENTRY;
-
-uint16_t cgaend_hci_opcode_pack(uint16_t ogf, uint16_t ocf) {
-    return cmd_opcode_pack(ogf, ocf);
-}
-
-void cgaend_openssl_free(void *pointer) {
-    OPENSSL_free(pointer);
-}
 
 long cgaend_bio_get_mem_data(void *bio, char **data) {
     return BIO_get_mem_data((BIO *)bio, data);

@@ -10,8 +10,8 @@ enum BeaconTimeline {
     /// as well as while advertising (Core Vol 4 Part E 7.8.4), so rotations happen between scan
     /// windows; a window is cut short when a rotation falls due, so the rotation timer and the
     /// UTC-midnight key change are kept to the second. Runs until cancelled or a radio error.
-    static func run(advertiser: Advertiser, scanner: Scanner, settings: RadioSettings) async throws {
-        let monotonic = ContinuousClock()
+    static func run<C: Clock>(advertiser: Advertiser, scanner: Scanner, settings: RadioSettings, clock monotonic: C) async throws
+    where C.Duration == Duration {
         var rotationDue = monotonic.now.advanced(by: .seconds(await advertiser.nextRotationDelay()))
         func rotateIfDue() async throws {
             guard monotonic.now >= rotationDue else { return }
@@ -20,7 +20,7 @@ enum BeaconTimeline {
         }
         func sleep(atMost duration: Duration) async throws {
             let until = min(monotonic.now.advanced(by: duration), rotationDue)
-            if until > monotonic.now { try await Task.sleep(until: until, clock: monotonic) }
+            if until > monotonic.now { try await monotonic.sleep(until: until, tolerance: nil) }
         }
         while true {
             try await rotateIfDue()
@@ -35,13 +35,13 @@ enum BeaconTimeline {
     }
 
     /// Sleeps, or returns `true` early when shutdown is requested.
-    static func sleepOrShutdown(_ duration: Duration) async -> Bool {
+    static func sleepOrShutdown(_ duration: Duration, clock: any Clock<Duration>) async -> Bool {
         // Cancelled (the group's shutdown limit passed): as good as shutdown, and no sleep would
         // wait any more.
         if Task.isCancelled { return true }
         return await withTaskGroup(of: Bool.self) { group in
             group.addTask {
-                try? await Task.sleep(for: duration)
+                try? await clock.sleep(for: duration)
                 return false
             }
             group.addTask {

@@ -21,6 +21,8 @@ public struct BlueZRadioService: Service {
     let keys: KeySchedule
     let log: ContactLogWriter
     let clock: any WallClock
+    /// Where scan windows, rotations and backoff pass (the continuous clock; a test's clock).
+    let monotonic: any Clock<Duration>
     let status: RadioStatusBoard
     let gate: EnablementGate
     let logger: Logger
@@ -29,8 +31,9 @@ public struct BlueZRadioService: Service {
 
     public init(
         adapterIndex: UInt16, settings: RadioSettings, keys: KeySchedule, log: ContactLogWriter, clock: any WallClock, status: RadioStatusBoard,
-        gate: EnablementGate, logger: Logger, busAddress: String? = nil
+        gate: EnablementGate, logger: Logger, busAddress: String? = nil, monotonic: any Clock<Duration> = ContinuousClock()
     ) {
+        self.monotonic = monotonic
         self.gate = gate
         self.adapterIndex = adapterIndex
         self.settings = settings
@@ -59,7 +62,7 @@ public struct BlueZRadioService: Service {
                 status.set(.bluetoothOff, reason: "the system bus is unreachable")
                 logger.warning("system bus unreachable; retrying", metadata: ["error": "\(error)", "retryIn": "\(backoff)"])
             }
-            if await BeaconTimeline.sleepOrShutdown(backoff) { return }
+            if await BeaconTimeline.sleepOrShutdown(backoff, clock: monotonic) { return }
             backoff = min(backoff * 2, .seconds(30))
         }
     }
@@ -272,19 +275,19 @@ public struct BlueZRadioService: Service {
         while !Task.isCancelled {
             do {
                 let advertiser = try Advertiser(radio: radio, keys: keys, clock: clock, settings: settings, logger: logger)
-                let scanner = Scanner(radio: radio, log: log, clock: clock, settings: settings, logger: logger)
+                let scanner = Scanner(radio: radio, log: log, clock: clock, monotonic: monotonic, settings: settings, logger: logger)
                 current.set(advertiser: advertiser, scanner: scanner)
                 try await advertiser.start()
                 status.set(.active)
                 logger.notice("advertising through bluetoothd", metadata: ["adapter": "hci\(adapterIndex)"])
-                try await BeaconTimeline.run(advertiser: advertiser, scanner: scanner, settings: settings)
+                try await BeaconTimeline.run(advertiser: advertiser, scanner: scanner, settings: settings, clock: monotonic)
             } catch is CancellationError {
                 return
             } catch {
                 if Task.isCancelled { return }
                 logger.error("bluetoothd radio failure; retrying", metadata: ["error": "\(error)", "retryIn": "\(backoff)"])
                 _ = try? await current.scanner?.endWindow(stopScanning: false)
-                try? await Task.sleep(for: backoff)
+                try? await monotonic.sleep(for: backoff)
                 backoff = min(backoff * 2, .seconds(30))
             }
         }

@@ -21,14 +21,17 @@ public struct RadioService: Service {
     let keys: KeySchedule
     let log: ContactLogWriter
     let clock: any WallClock
+    /// Where scan windows, rotations and backoff pass (the continuous clock; a test's clock).
+    let monotonic: any Clock<Duration>
     let gate: EnablementGate
     let status: RadioStatusBoard
     let logger: Logger
 
     public init(
         spec: RadioSpec, settings: RadioSettings, keys: KeySchedule, log: ContactLogWriter, clock: any WallClock, gate: EnablementGate,
-        status: RadioStatusBoard, logger: Logger
+        status: RadioStatusBoard, logger: Logger, monotonic: any Clock<Duration> = ContinuousClock()
     ) {
+        self.monotonic = monotonic
         self.gate = gate
         self.status = status
         self.spec = spec
@@ -52,7 +55,7 @@ public struct RadioService: Service {
             } catch {
                 status.set(.bluetoothOff, reason: "the controller is unreachable")
                 logger.warning("controller unreachable; retrying", metadata: ["radio": "\(spec)", "error": "\(error)", "retryIn": "\(backoff)"])
-                if await BeaconTimeline.sleepOrShutdown(backoff) { return }
+                if await BeaconTimeline.sleepOrShutdown(backoff, clock: monotonic) { return }
                 backoff = min(backoff * 2, .seconds(30))
                 continue
             }
@@ -98,7 +101,7 @@ public struct RadioService: Service {
             if stop == .disabled { continue }
             backoff = .seconds(1)
             logger.warning("controller lost; reconnecting", metadata: ["radio": "\(spec)"])
-            if await BeaconTimeline.sleepOrShutdown(backoff) { return }
+            if await BeaconTimeline.sleepOrShutdown(backoff, clock: monotonic) { return }
         }
     }
 
@@ -143,7 +146,7 @@ public struct RadioService: Service {
             }
             lastFault = monotonic.now
             logger.error("controller fault; re-initializing", metadata: ["radio": "\(spec)", "reason": "\(reason)", "retryIn": "\(backoff)"])
-            if await BeaconTimeline.sleepOrShutdown(backoff) { return .shutdown }
+            if await BeaconTimeline.sleepOrShutdown(backoff, clock: monotonic) { return .shutdown }
             // Faults up to now are handled by this re-initialization.
             state.markHandled(hardwareErrors: await controller.hardwareErrors)
         }
@@ -161,13 +164,13 @@ public struct RadioService: Service {
         let radio = HCIRadio(controller: controller, info: info)
         status.set(.active)
         let advertiser = try Advertiser(radio: radio, keys: keys, clock: clock, settings: settings, logger: logger)
-        let scanner = Scanner(radio: radio, log: log, clock: clock, settings: settings, logger: logger)
+        let scanner = Scanner(radio: radio, log: log, clock: clock, monotonic: monotonic, settings: settings, logger: logger)
         // The previous scanner's window (if any) was written before re-initializing.
         state.set(advertiser: advertiser, scanner: scanner)
         try await advertiser.start()
         let key = try await keys.currentKey()
         logger.notice("advertising", metadata: ["key.rollingStart": "\(key.rollingStartIntervalNumber)"])
-        try await BeaconTimeline.run(advertiser: advertiser, scanner: scanner, settings: settings)
+        try await BeaconTimeline.run(advertiser: advertiser, scanner: scanner, settings: settings, clock: monotonic)
     }
 
     /// Flushes the open window, stops advertising, syncs the log.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import KeyFiles
+import KeyFiles
 
 /// A key file by name, and how to get its bytes when the pipeline needs them (twice: once for the
 /// verdicts, once for matching).

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ENCore
+import ENCore
 public import HCI
 
 /// What the advertiser and scanner need from a radio back end. `HCIRadio` drives a controller

@@ -14,6 +14,8 @@ public actor Scanner {
     private let radio: any Radio
     private let log: ContactLogWriter
     private let clock: any WallClock
+    /// Measures windows and report times within them (monotonic).
+    private let monotonic: any Clock<Duration>
     private let settings: RadioSettings
     private let logger: Logger
     private var previousScanEnd: UnixTime?
@@ -22,7 +24,7 @@ public actor Scanner {
 
     struct WindowState {
         var start: UnixTime
-        var monotonicStart: ContinuousClock.Instant
+        var stopwatch: Stopwatch
         var reports: UInt32 = 0
         var gaenReports: UInt32 = 0
         var aggregates: [RollingProximityIdentifier: ContactAggregate] = [:]
@@ -30,12 +32,13 @@ public actor Scanner {
     }
 
     public init(
-        radio: any Radio, log: ContactLogWriter, clock: any WallClock, settings: RadioSettings,
+        radio: any Radio, log: ContactLogWriter, clock: any WallClock, monotonic: any Clock<Duration> = ContinuousClock(), settings: RadioSettings,
         logger: Logger = Logger(label: "gaend.scanner")
     ) {
         self.radio = radio
         self.log = log
         self.clock = clock
+        self.monotonic = monotonic
         self.settings = settings
         self.logger = logger
     }
@@ -44,7 +47,7 @@ public actor Scanner {
     public func beginWindow() async throws {
         // The window opens before the enable: a controller may report at once, before the enable's
         // completion reaches this actor (btvirt reports only then; the VM test lost them all).
-        window = WindowState(start: clock.now(), monotonicStart: .now)
+        window = WindowState(start: clock.now(), stopwatch: Stopwatch(monotonic))
         do {
             try await radio.startScanning()
         } catch {
@@ -70,7 +73,7 @@ public actor Scanner {
         current.gaenReports += 1
         // Wall time of the report: the window's start plus monotonic time, so a clock step inside
         // a window cannot put a report before its window.
-        let elapsed = ContinuousClock.now - current.monotonicStart
+        let elapsed = current.stopwatch.elapsed
         let seen = current.start.adding(milliseconds: elapsed)
         let rssi = Self.corrected(report.rssi, by: settings.rssiCorrection)
         if var aggregate = current.aggregates[payload.rpi] {
@@ -105,7 +108,7 @@ public actor Scanner {
         }
         guard let current = window else { return 0 }
         window = nil
-        let elapsed = ContinuousClock.now - current.monotonicStart
+        let elapsed = current.stopwatch.elapsed
         let end = current.start.adding(milliseconds: elapsed)
         let record = ScanWindowRecord(
             start: current.start, end: end, reports: current.reports, exposureNotificationReports: current.gaenReports,

@@ -21,13 +21,8 @@ struct BlueZRadioTests {
         let control: DBusConnection
         let advertisement: AdvertisementObject
         let radio: BlueZRadio
-        let sleeps: Recorder
-    }
-
-    final class Recorder: Sendable {
-        private let values = Mutex<[Duration]>([])
-        func append(_ value: Duration) { values.withLock { $0.append(value) } }
-        var all: [Duration] { values.withLock { $0 } }
+        /// The radio's retry waits, recorded instead of slept.
+        let sleeps: RecordingClock
     }
 
     /// A mock with hci0, our connection with the advertisement exported, and a radio whose retry
@@ -39,8 +34,8 @@ struct BlueZRadioTests {
         let bus = try await DBusConnection.bus(address: fixture.bus.address)
         let advertisement = AdvertisementObject()
         try await advertisement.export(on: bus)
-        let sleeps = Recorder()
-        let radio = BlueZRadio(bus: bus, adapterPath: adapter, advertisement: advertisement, sleep: { sleeps.append($0) })
+        let sleeps = RecordingClock()
+        let radio = BlueZRadio(bus: bus, adapterPath: adapter, advertisement: advertisement, clock: sleeps)
         return Setup(fixture: fixture, bus: bus, control: control, advertisement: advertisement, radio: radio, sleeps: sleeps)
     }
 
@@ -98,7 +93,7 @@ struct BlueZRadioTests {
         _ = try await Self.mock(setup, "FailNextRegistrations", [.string("hci0"), .string("org.bluez.Error.NotPermitted"), .string("Maximum advertisements reached"), .uint32(2)])
         try await setup.radio.advertise(Self.frame(1), from: address, interval: 0x0140...0x01B0)
         #expect(try await Self.advertisements(setup).count == 1)
-        #expect(setup.sleeps.all == [.milliseconds(250), .milliseconds(500)])
+        #expect(setup.sleeps.recorded == [.milliseconds(250), .milliseconds(500)])
 
         // Unregistering what bluetoothd no longer has is not an error.
         _ = try await Self.mock(setup, "FailNextUnregistrations", [.string("hci0"), .string("org.bluez.Error.DoesNotExist"), .string("Does Not Exist"), .uint32(1)])

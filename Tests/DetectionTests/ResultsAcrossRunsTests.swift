@@ -194,7 +194,7 @@ import Testing
     @Test func theNextDetectionTimeIsWhenTheBudgetAllowsIt() async throws {
         try await wearer.plantSightings()
         try await wearer.serve([])
-        let sleeper = CountingSleeper(limit: 0)
+        let sleeper = RecordingClock(limit: 0)
         let worker = try wearer.worker(timer: sleeper)
         let start = wearer.clock.now()
         for _ in 0..<6 {

@@ -86,15 +86,15 @@ struct WearerFixture {
     }
 
     /// A worker over the directory, as a (re)started daemon would make it.
-    func worker(configuration: ExposureConfiguration = Self.configuration, timer: any RetrySleeper = DistantSleeper()) throws -> DetectionWorker {
+    func worker(configuration: ExposureConfiguration = Self.configuration, timer: any Clock<Duration> = TestClock()) throws -> DetectionWorker {
         var downloader = KeyFileDownloader(
             indexURL: server.baseURL + "/index.txt", baseURL: server.baseURL, transport: URLSessionTransport(),
-            store: ProcessedFilesStore(dataDirectory: data), clock: clock, sleeper: CountingSleeper())
+            store: ProcessedFilesStore(dataDirectory: data), clock: clock, retryClock: RecordingClock())
         downloader.attempts = 1
         return DetectionWorker(
             dataDirectory: data, downloader: downloader,
             policy: SignaturePolicy(trustedKeys: [try VerificationKey(keyID: "310", keyVersion: "v1", pem: signing.publicKeyPEM)]),
-            defaultConfiguration: configuration, clock: clock, timerSleeper: timer, deadlineSleeper: DistantSleeper(),
+            defaultConfiguration: configuration, clock: clock, timerClock: timer, deadlineClock: TestClock(),
             logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
     }
 }

@@ -12,25 +12,6 @@ import Storage
 import Synchronization
 import Testing
 
-/// Returns at once, recording the delays asked for; after `limit` calls it throws, which ends a timer.
-final class CountingSleeper: RetrySleeper {
-    private let delays = Mutex<[Duration]>([])
-    let limit: Int
-    init(limit: Int = .max) { self.limit = limit }
-    var recorded: [Duration] { delays.withLock { $0 } }
-    func sleep(for duration: Duration) async throws {
-        let count = delays.withLock { $0.append(duration); return $0.count }
-        if count > limit { throw CancellationError() }
-    }
-}
-
-/// Waits until cancelled, as a deadline that is far away.
-struct DistantSleeper: RetrySleeper {
-    func sleep(for duration: Duration) async throws {
-        try await Task.sleep(for: .seconds(86_400))
-    }
-}
-
 /// A transport that never answers until cancelled, and says when it was called.
 final class HangingTransport: HTTPTransport {
     let called = Mutex(0)
@@ -98,20 +79,20 @@ final class RecordingObserver: DetectionObserver {
     }
 
     func worker(
-        transport: any HTTPTransport = URLSessionTransport(), timer: any RetrySleeper = DistantSleeper(),
-        deadline: any RetrySleeper = DistantSleeper(), observer: RecordingObserver? = nil,
+        transport: any HTTPTransport = URLSessionTransport(), timer: any Clock<Duration> = TestClock(),
+        deadline: any Clock<Duration> = TestClock(), observer: RecordingObserver? = nil,
         hook: DetectionHook? = nil, settings: DetectionWorker.Settings = DetectionWorker.Settings(), configurationURL: String? = nil
     ) throws -> DetectionWorker {
         var downloader = KeyFileDownloader(
             indexURL: server.baseURL + "/index.txt", baseURL: server.baseURL, transport: transport, store: ProcessedFilesStore(dataDirectory: data),
-            clock: clock, sleeper: CountingSleeper())
+            clock: clock, retryClock: RecordingClock())
         downloader.attempts = 1
         var v2 = V2Configuration()
         v2.infectiousnessForDaysSinceOnset = [0: .standard]
         return DetectionWorker(
             dataDirectory: data, downloader: downloader,
             policy: SignaturePolicy(trustedKeys: [try VerificationKey(keyID: "310", keyVersion: "v1", pem: signing.publicKeyPEM)]),
-            defaultConfiguration: ExposureConfiguration(v2: v2), clock: clock, timerSleeper: timer, deadlineSleeper: deadline, observer: observer,
+            defaultConfiguration: ExposureConfiguration(v2: v2), clock: clock, timerClock: timer, deadlineClock: deadline, observer: observer,
             hook: hook, settings: settings, configurationURL: configurationURL,
             logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
     }
@@ -149,7 +130,8 @@ final class RecordingObserver: DetectionObserver {
         await #expect {
             try await worker(configurationURL: url).runNow()
         } throws: { error in
-            "\(error)".contains("exposure configuration \(url)")
+            guard case .configurationDownload(let cause)? = error as? DetectionWorkerError else { return false }
+            return "\(cause)".contains(url)
         }
     }
 
@@ -233,8 +215,8 @@ final class RecordingObserver: DetectionObserver {
         let transport = HangingTransport()
         var settings = DetectionWorker.Settings()
         settings.deadline = .seconds(900)
-        // The deadline "passes" at once: the sleeper returns immediately, the transport never does.
-        let worker = try worker(transport: transport, deadline: CountingSleeper(), settings: settings)
+        // The deadline "passes" at once: the clock's sleep returns immediately, the transport never does.
+        let worker = try worker(transport: transport, deadline: RecordingClock(), settings: settings)
         await #expect(throws: DetectionWorkerError.deadlineExceeded(after: .seconds(900))) { try await worker.runNow() }
         #expect(DetectionBudget(dataDirectory: data).load(now: clock.now()).isEmpty)
         #expect(DetectionState.load(from: data).lastError?.contains("did not finish within") == true)
@@ -256,7 +238,7 @@ final class RecordingObserver: DetectionObserver {
     @Test func theTimerRunsEveryIntervalWithJitter() async throws {
         try await prepare()
         let observer = RecordingObserver()
-        let sleeper = CountingSleeper(limit: 3)
+        let sleeper = RecordingClock(limit: 3)
         let worker = try worker(timer: sleeper, observer: observer)
         await worker.runOnTimer()
         // Three delays slept, three runs; the fourth sleep ended the timer.

@@ -64,7 +64,7 @@ import GaendAPI
             command.opcode == .leSetScanEnable ? [] : [ScriptedController.complete(command.opcode)]
         }
         // The timeout "passes" as soon as it is asked for: no test waits for real time.
-        let driver = HCIController(transport: controller.transport, sleep: { _ in }, logger: quiet)
+        let driver = HCIController(transport: controller.transport, clock: RecordingClock(), logger: quiet)
         async let reading: Void = driver.run()
         await #expect(throws: HCIControllerError.timeout(.leSetScanEnable)) {
             try await driver.send(.leSetScanEnable(true, filterDuplicates: false))

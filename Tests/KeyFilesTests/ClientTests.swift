@@ -9,17 +9,11 @@ import Storage
 import Synchronization
 import Testing
 
-/// Records the delays a client asks for and returns at once: retries are tested without waiting.
-final class RecordingSleeper: RetrySleeper {
-    private let delays = Mutex<[Duration]>([])
-    var recorded: [Duration] { delays.withLock { $0 } }
-    func sleep(for duration: Duration) async throws { delays.withLock { $0.append(duration) } }
-}
-
 @Suite(.ownThreads) struct DownloadClientTests {
     let server: HTTPFixture
     let directory: TemporaryDirectory
-    let sleeper = RecordingSleeper()
+    /// Records the delays the client asks for and returns at once: retries are tested without waiting.
+    let sleeper = RecordingClock()
 
     init() throws {
         server = try HTTPFixture()
@@ -31,7 +25,7 @@ final class RecordingSleeper: RetrySleeper {
         var downloader = KeyFileDownloader(
             indexURL: server.baseURL + "/exposureKeyExport-US/index.txt", baseURL: server.baseURL,
             transport: URLSessionTransport(), store: ProcessedFilesStore(dataDirectory: data), clock: ManualClock(.vectorDay),
-            sleeper: sleeper)
+            retryClock: sleeper)
         downloader.attempts = attempts
         downloader.timeout = timeout
         return downloader

@@ -30,15 +30,7 @@ extern const int cgaend_dbus_type_variant;
 extern const int cgaend_dbus_type_struct;
 extern const int cgaend_dbus_type_dict_entry;
 
-// MARK: libbluetooth
-
-// cmd_opcode_pack(ogf, ocf) is a function-like macro.
-uint16_t cgaend_hci_opcode_pack(uint16_t ogf, uint16_t ocf);
-
 // MARK: libcrypto
-
-// OPENSSL_free is a macro that passes __FILE__ and __LINE__ to CRYPTO_free.
-void cgaend_openssl_free(void *pointer);
 
 // BIO_get_mem_data is a macro over BIO_ctrl; returns the length and sets *data.
 long cgaend_bio_get_mem_data(void *bio, char **data);

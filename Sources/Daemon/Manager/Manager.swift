@@ -170,7 +170,7 @@ public actor Manager {
             switch error {
             case .rateLimited(let next): throw .rateLimited(nextAllowed: next)
             case .busy: throw .inProgress("a detection is already running")
-            default: throw .failed("\(error)")
+            default: throw .detectionFailed(error)
             }
         }
     }

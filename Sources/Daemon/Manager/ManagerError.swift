@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 public import DBus
+public import Detection
 public import ENCore
 import GaendAPI
 
@@ -17,6 +18,8 @@ public enum ManagerError: Error, Equatable, Sendable, CustomStringConvertible {
     case bluetoothOff(String)
     case verificationFailed(String)
     case publishFailed(String)
+    /// A detection run that failed, with its cause (D-Bus `Failed`).
+    case detectionFailed(DetectionWorkerError)
     case failed(String)
     case `internal`(String)
 
@@ -35,7 +38,7 @@ public enum ManagerError: Error, Equatable, Sendable, CustomStringConvertible {
         case .bluetoothOff: .bluetoothOff
         case .verificationFailed: .verificationFailed
         case .publishFailed: .publishFailed
-        case .failed: .failed
+        case .failed, .detectionFailed: .failed
         case .internal: .internal
         }
     }
@@ -46,6 +49,7 @@ public enum ManagerError: Error, Equatable, Sendable, CustomStringConvertible {
             .notConfigured(let message), .bluetoothOff(let message), .verificationFailed(let message), .publishFailed(let message),
             .failed(let message), .internal(let message):
             message
+        case .detectionFailed(let cause): "\(cause)"
         case .rateLimited(let next): "the detection budget is spent; the next run is allowed at \(next) next=\(next.seconds)"
         case .badParameter(let field, let problem): "\(field): \(problem)"
         }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 public import ContactLog
-public import ENCore
+import ENCore
 public import ENCrypto
 public import KeyFiles
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 public import ENCore
-public import KeyFiles
+import KeyFiles
 import ContactLog
 
 /// One exposure of the v1 API (Apple's `ENExposureInfo`, GMS's `ExposureInformation`).

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ENCore
+import ENCore
 public import KeyFiles
 import ContactLog
 

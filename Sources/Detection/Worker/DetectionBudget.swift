@@ -53,7 +53,7 @@ public struct DetectionBudget: Sendable {
         do {
             try AtomicFile.write(Array(runs.map { "\($0.seconds)\n" }.joined().utf8), to: path)
         } catch {
-            throw .storage("\(error)")
+            throw .storage(error)
         }
     }
 }

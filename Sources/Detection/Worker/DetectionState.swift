@@ -57,7 +57,7 @@ public struct DetectionState: Sendable {
         do {
             try AtomicFile.write(Array(value.serialized().utf8), to: Self.path(in: dataDirectory))
         } catch {
-            throw .storage("\(error)")
+            throw .storage(error)
         }
     }
 }

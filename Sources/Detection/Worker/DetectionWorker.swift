@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ContactLog
+import ContactLog
 public import ENCore
 public import KeyFiles
 public import Logging
@@ -36,8 +36,9 @@ public actor DetectionWorker {
     /// Where the health authority serves its configuration (JSON); fetched before each run.
     private let configurationURL: String?
     private let clock: any WallClock
-    private let timerSleeper: any RetrySleeper
-    private let deadlineSleeper: any RetrySleeper
+    /// Where the timer's waits and the run's deadline pass (the continuous clock; a test's clock).
+    private let timerClock: any Clock<Duration>
+    private let deadlineClock: any Clock<Duration>
     private let observer: (any DetectionObserver)?
     private let hook: DetectionHook?
     private let settings: Settings
@@ -54,7 +55,7 @@ public actor DetectionWorker {
 
     public init(
         dataDirectory: DataDirectory, downloader: KeyFileDownloader, policy: SignaturePolicy, defaultConfiguration: ExposureConfiguration,
-        clock: any WallClock, timerSleeper: any RetrySleeper = ContinuousSleeper(), deadlineSleeper: any RetrySleeper = ContinuousSleeper(),
+        clock: any WallClock, timerClock: any Clock<Duration> = ContinuousClock(), deadlineClock: any Clock<Duration> = ContinuousClock(),
         observer: (any DetectionObserver)? = nil,
         hook: DetectionHook? = nil, settings: Settings = Settings(), configurationURL: String? = nil,
         logger: Logger = Logger(label: "gaend.detection")
@@ -68,8 +69,8 @@ public actor DetectionWorker {
         self.defaultConfiguration =
             configurationURL == nil ? defaultConfiguration : (RemoteConfiguration.cached(in: dataDirectory) ?? defaultConfiguration)
         self.clock = clock
-        self.timerSleeper = timerSleeper
-        self.deadlineSleeper = deadlineSleeper
+        self.timerClock = timerClock
+        self.deadlineClock = deadlineClock
         self.observer = observer
         self.hook = hook
         self.settings = settings
@@ -117,7 +118,7 @@ public actor DetectionWorker {
                 try run.results.save(to: dataDirectory)
             } catch {
                 try? budget.giveBack(reservation, now: clock.now())
-                throw .storage("\(error)")
+                throw .storage(error)
             }
             results = run.results
             cachedAnswer = nil
@@ -128,7 +129,7 @@ public actor DetectionWorker {
                 do {
                     try downloader.markProcessed(file)
                 } catch {
-                    throw .storage("\(error)")
+                    throw .processedFiles(error)
                 }
             }
             await finish(DetectionOutcome(finished: clock.now(), result: result, error: nil))
@@ -171,7 +172,7 @@ public actor DetectionWorker {
             try AtomicFile.remove(ExposureResults.path(in: dataDirectory))
             try AtomicFile.remove(DetectionState.path(in: dataDirectory))
         } catch {
-            throw .storage("\(error)")
+            throw .storage(error)
         }
         results = ExposureResults()
         cachedAnswer = nil
@@ -201,7 +202,7 @@ public actor DetectionWorker {
             state.nextDetection = clock.now().adding(seconds: Int64(delay.components.seconds))
             try? state.save(to: dataDirectory)
             do {
-                try await timerSleeper.sleep(for: delay)
+                try await timerClock.sleep(for: delay)
             } catch {
                 return
             }
@@ -231,7 +232,7 @@ public actor DetectionWorker {
             bytes = try await downloader.fetch(url, limit: RemoteConfiguration.maximumBytes)
         } catch {
             guard RemoteConfiguration.cached(in: dataDirectory) != nil else {
-                throw .download("exposure configuration \(url): \(error)")
+                throw .configurationDownload(error)
             }
             logger.warning("exposure configuration not fetched; the last one stays in use", metadata: ["url": "\(url)", "error": "\(error)"])
             return
@@ -265,7 +266,9 @@ public actor DetectionWorker {
             try Task.checkCancellation()
             return .success((run, pending))
         } catch let error as ClientError {
-            return .failure(.download("\(error)"))
+            return .failure(.download(error))
+        } catch let error as DetectionWorkerError {
+            return .failure(error)
         } catch is CancellationError {
             return .failure(.deadlineExceeded(after: settings.deadline))
         } catch let error as DetectionError {
@@ -281,12 +284,12 @@ public actor DetectionWorker {
         _ body: @escaping @Sendable () async -> Result<(DetectionRun, [String]), DetectionWorkerError>
     ) async -> Result<(DetectionRun, [String]), DetectionWorkerError> {
         let deadline = settings.deadline
-        let sleeper = deadlineSleeper
+        let deadlineClock = deadlineClock
         return await withTaskGroup(of: Result<(DetectionRun, [String]), DetectionWorkerError>?.self) { group in
             group.addTask { await body() }
             group.addTask {
                 do {
-                    try await sleeper.sleep(for: deadline)
+                    try await deadlineClock.sleep(for: deadline)
                 } catch {
                     return nil
                 }

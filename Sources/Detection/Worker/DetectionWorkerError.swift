@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 public import ENCore
+public import KeyFiles
+public import Storage
 
 /// Why a detection run did not happen or did not finish. Each maps to a D-Bus error later.
 public enum DetectionWorkerError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -10,18 +12,26 @@ public enum DetectionWorkerError: Error, Equatable, Sendable, CustomStringConver
     case busy
     /// The run passed its deadline and was cancelled.
     case deadlineExceeded(after: Duration)
-    case download(String)
+    /// A key file or the index could not be fetched.
+    case download(ClientError)
+    /// The health authority's exposure configuration could not be fetched (and none is cached).
+    case configurationDownload(ClientError)
     case detection(String)
-    case storage(String)
+    /// A file of the data directory could not be read or written.
+    case storage(FileSystemError)
+    /// The list of processed files could not be written (a `ClientError.local`).
+    case processedFiles(ClientError)
 
     public var description: String {
         switch self {
         case .rateLimited(let next): return "rate limited: the next detection is allowed at \(next)"
         case .busy: return "a detection is already running"
         case .deadlineExceeded(let after): return "the detection did not finish within \(after) and was cancelled"
-        case .download(let reason): return "downloading key files: \(reason)"
+        case .download(let cause): return "downloading key files: \(cause)"
+        case .configurationDownload(let cause): return "downloading the exposure configuration: \(cause)"
         case .detection(let reason): return "detection: \(reason)"
-        case .storage(let reason): return "storing detection state: \(reason)"
+        case .storage(let cause): return "storing detection state: \(cause)"
+        case .processedFiles(let cause): return "recording the processed files: \(cause)"
         }
     }
 }

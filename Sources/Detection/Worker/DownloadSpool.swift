@@ -16,7 +16,7 @@ struct DownloadSpool {
         do {
             _ = try directory.prepare()
         } catch {
-            throw .storage("\(error)")
+            throw .storage(error)
         }
         clear()
     }
@@ -28,7 +28,7 @@ struct DownloadSpool {
         do {
             try AtomicFile.write(bytes, to: path)
         } catch {
-            throw .storage("\(error)")
+            throw .storage(error)
         }
         return KeyFileSource(name: name) { try AtomicFile.read(path, limit: KeyFileLimits.maximumArchiveBytes) ?? [] }
     }

@@ -44,11 +44,10 @@ public struct ControllerInfo: Hashable, Sendable {
 /// control (Num_HCI_Command_Packets), each with a timeout, statuses mapped to typed errors, and
 /// advertising reports handed to `reports`. `run()` reads the controller until the transport ends.
 public actor HCIController {
-    public typealias Sleep = @Sendable (Duration) async throws -> Void
 
     private let transport: any HCITransport
     private let commandTimeout: Duration
-    private let sleep: Sleep
+    private let clock: any Clock<Duration>
     private let logger: Logger
     /// How many commands the controller accepts now (its last Num_HCI_Command_Packets).
     private var allowedPackets = 1
@@ -70,11 +69,11 @@ public actor HCIController {
 
     public init(
         transport: any HCITransport, commandTimeout: Duration = .seconds(2),
-        sleep: @escaping Sleep = { try await Task.sleep(for: $0) }, logger: Logger = Logger(label: "gaend.hci")
+        clock: any Clock<Duration> = ContinuousClock(), logger: Logger = Logger(label: "gaend.hci")
     ) {
         self.transport = transport
         self.commandTimeout = commandTimeout
-        self.sleep = sleep
+        self.clock = clock
         self.logger = logger
         (reports, reportContinuation) = AsyncStream<AdvertisingReport>.makeStream(bufferingPolicy: .bufferingNewest(4096))
         (hardwareErrorEvents, hardwareErrorContinuation) = AsyncStream<Int>.makeStream(bufferingPolicy: .bufferingNewest(1))
@@ -114,10 +113,10 @@ public actor HCIController {
         nextToken += 1
         let token = nextToken
         let timeout = commandTimeout
-        let sleep = self.sleep
+        let clock = self.clock
         let result = await withTaskGroup(of: Void.self) { group -> Result<[UInt8], HCIControllerError> in
             group.addTask {
-                try? await sleep(timeout)
+                try? await clock.sleep(for: timeout)
                 await self.expire(token)
             }
             let result = await withCheckedContinuation { continuation in

@@ -24,8 +24,9 @@ public final class FileDescriptorTransport: HCITransport, @unchecked Sendable {
         // its end) must fail with EPIPE, not raise SIGPIPE and kill the daemon.
         var pipeEnds: [Int32] = [0, 0]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pipeEnds) == 0 else {
+            let code = errno  // before close, which may set its own
             Glibc.close(fd)
-            throw HCITransportError(operation: "creating the wake channel", errno: errno, detail: String(cString: strerror(errno)))
+            throw HCITransportError(operation: "creating the wake channel", code: code)
         }
         for end in pipeEnds {
             _ = fcntl(end, F_SETFD, FD_CLOEXEC)
@@ -68,7 +69,7 @@ public final class FileDescriptorTransport: HCITransport, @unchecked Sendable {
                 }
                 if written < 0 {
                     if errno == EINTR { continue }
-                    throw HCITransportError(operation: "writing to \(description)", errno: errno, detail: String(cString: strerror(errno)))
+                    throw HCITransportError(operation: "writing to \(description)", code: errno)
                 }
                 offset += written
             }
@@ -91,7 +92,7 @@ public final class FileDescriptorTransport: HCITransport, @unchecked Sendable {
             let ready = poll(&fds, 2, -1)
             if ready < 0 {
                 if errno == EINTR { continue }
-                continuation.finish(throwing: HCITransportError(operation: "polling \(description)", errno: errno, detail: String(cString: strerror(errno))))
+                continuation.finish(throwing: HCITransportError(operation: "polling \(description)", code: errno))
                 return
             }
             if fds[1].revents != 0 {
@@ -102,7 +103,7 @@ public final class FileDescriptorTransport: HCITransport, @unchecked Sendable {
             let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
             if count < 0 {
                 if errno == EINTR || errno == EAGAIN { continue }
-                continuation.finish(throwing: HCITransportError(operation: "reading \(description)", errno: errno, detail: String(cString: strerror(errno))))
+                continuation.finish(throwing: HCITransportError(operation: "reading \(description)", code: errno))
                 return
             }
             if count == 0 {
@@ -146,7 +147,7 @@ extension FileDescriptorTransport {
     /// Connects to an H4 stream on a unix socket.
     public static func unix(path: String) throws(HCITransportError) -> FileDescriptorTransport {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw HCITransportError(operation: "creating a unix socket", errno: errno, detail: String(cString: strerror(errno))) }
+        guard fd >= 0 else { throw HCITransportError(operation: "creating a unix socket", code: errno) }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
@@ -163,7 +164,7 @@ extension FileDescriptorTransport {
         guard result == 0 else {
             let code = errno
             Glibc.close(fd)
-            throw HCITransportError(operation: "connecting to \(path)", errno: code, detail: String(cString: strerror(code)))
+            throw HCITransportError(operation: "connecting to \(path)", code: code)
         }
         return try FileDescriptorTransport(owning: fd, description: "h4+unix:\(path)")
     }
@@ -193,18 +194,18 @@ extension FileDescriptorTransport {
             }
             entry = current.pointee.ai_next
         }
-        throw HCITransportError(operation: "connecting to \(host):\(port)", errno: lastError, detail: String(cString: strerror(lastError)))
+        throw HCITransportError(operation: "connecting to \(host):\(port)", code: lastError)
     }
 
     /// Opens a UART controller in raw mode at `baud`.
     public static func serial(path: String, baud: Int) throws(HCITransportError) -> FileDescriptorTransport {
         let fd = open(path, O_RDWR | O_NOCTTY | O_CLOEXEC)
-        guard fd >= 0 else { throw HCITransportError(operation: "opening \(path)", errno: errno, detail: String(cString: strerror(errno))) }
+        guard fd >= 0 else { throw HCITransportError(operation: "opening \(path)", code: errno) }
         var settings = termios()
         guard tcgetattr(fd, &settings) == 0 else {
             let code = errno
             Glibc.close(fd)
-            throw HCITransportError(operation: "reading the settings of \(path)", errno: code, detail: String(cString: strerror(code)))
+            throw HCITransportError(operation: "reading the settings of \(path)", code: code)
         }
         cfmakeraw(&settings)
         let speed: speed_t
@@ -227,7 +228,7 @@ extension FileDescriptorTransport {
         guard tcsetattr(fd, TCSANOW, &settings) == 0 else {
             let code = errno
             Glibc.close(fd)
-            throw HCITransportError(operation: "setting \(path) raw at \(baud) baud", errno: code, detail: String(cString: strerror(code)))
+            throw HCITransportError(operation: "setting \(path) raw at \(baud) baud", code: code)
         }
         return try FileDescriptorTransport(owning: fd, description: "h4:\(path)@\(baud)")
     }

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
+import Glibc
+
 /// A path to a controller: send command packets, receive the controller's packets. Every H4 byte
 /// stream (UART, unix, TCP) and the kernel's user channel implement it.
 public protocol HCITransport: Sendable {
@@ -20,6 +22,12 @@ public struct HCITransportError: Error, Equatable, Sendable, CustomStringConvert
         self.operation = operation
         self.errno = errno
         self.detail = detail
+    }
+
+    /// A failed system call: `code` is its errno, read by the caller right after the call (a
+    /// `close` in between may change errno), and the detail is the system's words for it.
+    public init(operation: String, code: Int32) {
+        self.init(operation: operation, errno: code, detail: String(cString: strerror(code)))
     }
 
     public var description: String { "\(operation): \(detail)" }

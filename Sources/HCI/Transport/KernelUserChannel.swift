@@ -11,7 +11,7 @@ extension FileDescriptorTransport {
     public static func kernelUserChannel(index: UInt16) throws(HCITransportError) -> FileDescriptorTransport {
         let fd = socket(AF_BLUETOOTH, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), BTPROTO_HCI)
         guard fd >= 0 else {
-            throw HCITransportError(operation: "opening an HCI socket", errno: errno, detail: String(cString: strerror(errno)))
+            throw HCITransportError(operation: "opening an HCI socket", code: errno)
         }
         var address = sockaddr_hci()
         address.hci_family = sa_family_t(AF_BLUETOOTH)

@@ -15,7 +15,8 @@ public struct KeyFileDownloader: Sendable {
     /// What the index's lines are relative to; nil: found from the index URL (`defaultBase`).
     public var baseURL: String?
     public var transport: any HTTPTransport
-    public var sleeper: any RetrySleeper
+    /// Where retry waits pass: the continuous clock, or a test's clock that never makes a test wait.
+    public var retryClock: any Clock<Duration>
     public var store: ProcessedFilesStore
     public var clock: any WallClock
     public var timeout: Duration = .seconds(60)
@@ -28,14 +29,14 @@ public struct KeyFileDownloader: Sendable {
 
     public init(
         indexURL: String, baseURL: String?, transport: any HTTPTransport, store: ProcessedFilesStore, clock: any WallClock,
-        sleeper: any RetrySleeper = ContinuousSleeper(), logger: Logger = Logger(label: "gaend.download")
+        retryClock: any Clock<Duration> = ContinuousClock(), logger: Logger = Logger(label: "gaend.download")
     ) {
         self.indexURL = indexURL
         self.baseURL = baseURL
         self.transport = transport
         self.store = store
+        self.retryClock = retryClock
         self.clock = clock
-        self.sleeper = sleeper
         self.logger = logger
     }
 
@@ -120,7 +121,7 @@ public struct KeyFileDownloader: Sendable {
             }
             logger.info("download failed; retrying", metadata: ["url": "\(url)", "attempt": "\(attempt)", "error": "\(failure)"])
             do {
-                try await sleeper.sleep(for: delay)
+                try await retryClock.sleep(for: delay)
             } catch {
                 throw failure
             }

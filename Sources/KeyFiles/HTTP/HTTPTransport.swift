@@ -70,15 +70,3 @@ public protocol HTTPTransport: Sendable {
     func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse
 }
 
-/// Waits between retries. Production sleeps on the continuous clock; tests record the delays and
-/// return at once, so a retry test never waits for time to pass.
-public protocol RetrySleeper: Sendable {
-    func sleep(for duration: Duration) async throws
-}
-
-public struct ContinuousSleeper: RetrySleeper {
-    public init() {}
-    public func sleep(for duration: Duration) async throws {
-        try await Task.sleep(for: duration, clock: .continuous)
-    }
-}
