@@ -101,8 +101,8 @@ public struct BlueZRadioService: Service {
                 var interpreter = BlueZSignalInterpreter(adapterPath: adapterPath)
                 for await signal in signals.messages {
                     for event in interpreter.handle(signal) {
-                        if case .sighting(let report) = event {
-                            await current.scanner?.handle(report)
+                        if case .sighting(let sighting) = event {
+                            await current.scanner?.handle(.sighting(sighting))
                         } else {
                             sink.yield(.adapter(event))
                         }

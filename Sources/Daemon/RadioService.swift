@@ -71,7 +71,7 @@ public struct RadioService: Service {
                 // Reports go to whichever scanner is current; one consumer for the connection, since
                 // an AsyncStream ends when an iteration of it is cancelled.
                 outer.addTask {
-                    for await report in controller.reports { await state.scanner?.handle(report) }
+                    for await report in controller.reports { await state.scanner?.handle(HCIRadio.report(report)) }
                     return nil
                 }
                 outer.addTask {

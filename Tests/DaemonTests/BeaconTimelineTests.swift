@@ -80,7 +80,7 @@ import Testing
         await until { beacon.radio.advertised.count == 2 }
         let second = beacon.radio.advertised[1]
         #expect(second.address != first.address)
-        #expect(second.data != first.data)
+        #expect(second.payload.rpi != first.payload.rpi)
         #expect(await beacon.advertiser.rotations == 2)
     }
 
