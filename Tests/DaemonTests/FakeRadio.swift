@@ -19,6 +19,7 @@ final class FakeRadio: BeaconRadio {
     var advertised: [(payload: ExposureNotificationPayload, address: BluetoothAddress)] { state.withLock { $0.advertised } }
     var scanning: Bool { state.withLock { $0.scanning } }
     var windows: Int { state.withLock { $0.windows } }
+    var stops: Int { state.withLock { $0.stops } }
 
     var advertisingTxPower: Int8 { -8 }
 
