@@ -110,9 +110,8 @@ public struct RadioService: Service {
     /// controller on the same transport (Core Vol 4 Part E 7.7.16: the host resets it), after
     /// writing the open scan window; repeated faults back off up to 30 s.
     private func operate(_ controller: HCIController, state: ServiceState) async -> Stop {
-        let monotonic = ContinuousClock()
         var backoff = Duration.seconds(1)
-        var lastFault: ContinuousClock.Instant?
+        var sinceLastFault: Stopwatch?
         while true {
             let operation = Task { try await self.operateOnce(controller, state: state) }
             state.setOperation(operation)
@@ -135,12 +134,12 @@ public struct RadioService: Service {
             }
             await state.session?.interrupt()
             guard let reason else { return .lost }
-            if let lastFault, monotonic.now - lastFault < .seconds(60) {
+            if let sinceLastFault, sinceLastFault.elapsed < .seconds(60) {
                 backoff = min(backoff * 2, .seconds(30))
             } else {
                 backoff = .seconds(1)
             }
-            lastFault = monotonic.now
+            sinceLastFault = Stopwatch(monotonic)
             logger.error("controller fault; re-initializing", metadata: ["radio": "\(spec)", "reason": "\(reason)", "retryIn": "\(backoff)"])
             if await ShutdownWaits.sleepOrShutdown(backoff, clock: monotonic) { return .shutdown }
             // Faults up to now are handled by this re-initialization.

@@ -1,45 +1,28 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
+import Radio
 import ServiceLifecycle
 
-/// The waits of the radio services that shutdown or the owner's switch must be able to cut short.
+/// The waits of the radio services that shutdown must cut short, on swift-service-lifecycle's
+/// `cancelWhenGracefulShutdown` rather than a race of our own.
 enum ShutdownWaits {
-    /// Sleeps, or returns `true` early when shutdown is requested.
+    /// Sleeps on `clock`, or returns `true` early when shutdown is requested.
     static func sleepOrShutdown(_ duration: Duration, clock: any Clock<Duration>) async -> Bool {
-        // Cancelled (the group's shutdown limit passed): as good as shutdown, and no sleep would
-        // wait any more.
-        if Task.isCancelled { return true }
-        return await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                try? await clock.sleep(for: duration)
-                return false
-            }
-            group.addTask {
-                try? await gracefulShutdown()
-                return true
-            }
-            let first = await group.next() ?? true
-            group.cancelAll()
-            return first
-        }
+        await untilShutdown { try? await clock.sleep(for: duration) }
     }
 
     /// Waits until Exposure Notification is enabled, or returns `true` when shutdown comes first.
     static func waitForEnabledOrShutdown(_ gate: EnablementGate) async -> Bool {
         if Task.isCancelled { return true }
         if gate.isEnabled { return false }
-        return await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                await gate.wait(for: true)
-                return false
-            }
-            group.addTask {
-                try? await gracefulShutdown()
-                return true
-            }
-            let first = await group.next() ?? true
-            group.cancelAll()
-            return first
-        }
+        return await untilShutdown { await gate.wait(for: true) }
+    }
+
+    /// `wait`, cancelled by graceful shutdown; `true` when shutdown (or the task's cancellation,
+    /// which as good as shutdown: no wait would wait any more) came first.
+    private static func untilShutdown(_ wait: @escaping @Sendable () async -> Void) async -> Bool {
+        if Task.isCancelled { return true }
+        await cancelWhenGracefulShutdown(wait)
+        return Task.isShuttingDownGracefully || Task.isCancelled
     }
 }
