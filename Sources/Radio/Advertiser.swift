@@ -66,7 +66,8 @@ public actor Advertiser {
     /// Seconds until the next rotation: a random draw from the rotation interval, cut short at the
     /// next UTC midnight so that a new TEK goes on the air at once.
     public func nextRotationDelay() -> Int64 {
-        Self.rotationDelay(drawn: Int64(Int.random(in: settings.rotationInterval)), now: clock.now())
+        var generator = RandomSourceGenerator(random)
+        return Self.rotationDelay(drawn: Int64(Int.random(in: settings.rotationInterval, using: &generator)), now: clock.now())
     }
 
     /// `drawn` seconds, or fewer if UTC midnight (a new key) comes first; at least one second.
