@@ -91,7 +91,7 @@ let package = Package(
         // The radio back end beside bluetoothd, over D-Bus.
         .target(
             name: "BlueZ",
-            dependencies: ["DBus", "ENCore", "HCI", "Radio", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["DBus", "ENCore", "Radio", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSwift),
         // The daemon's parts: configuration and services.
         .target(

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 public import DBus
-import ENCore
-public import HCI
+public import ENCore
 public import Logging
 public import Radio
 
@@ -11,7 +10,7 @@ public import Radio
 /// window (the kernel filters duplicates within a discovery session). Sightings arrive as signals
 /// and are read by `BlueZSignalInterpreter`, not here. bluetoothd and the kernel choose the address:
 /// `from:` is not used.
-public actor BlueZRadio: Radio {
+public actor BlueZRadio: BeaconRadio {
 
     private let bus: DBusConnection
     private let adapterPath: String
@@ -48,8 +47,9 @@ public actor BlueZRadio: Radio {
     /// bluetoothd called Release: the registration is gone.
     public func markReleased() { registered = false }
 
-    public func advertise(_ data: [UInt8], from address: BluetoothAddress, interval: ClosedRange<UInt16>) async throws {
-        guard let payload = try ExposureNotificationPayload(parsing: data) else { throw BlueZRadioError.notExposureNotification }
+    /// bluetoothd chooses the address and makes the frame (Flags, the UUID list, the service data)
+    /// from our LEAdvertisement1 object, which holds the service data alone.
+    public func advertise(_ payload: ExposureNotificationPayload, from address: BluetoothAddress, interval: ClosedRange<UInt16>) async throws {
         if registered { try await unregister() }
         advertisement.update(serviceData: payload.serviceDataValue, interval: interval)
         try await register()
@@ -137,12 +137,10 @@ public actor BlueZRadio: Radio {
 }
 
 public enum BlueZRadioError: Error, CustomStringConvertible {
-    case notExposureNotification
     case registration(DBusError)
 
     public var description: String {
         switch self {
-        case .notExposureNotification: "the advertising data has no 0xFD6F service data"
         case .registration(let error): "bluetoothd refused the advertisement: \(error)"
         }
     }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 public import DBus
-public import HCI
+public import ENCore
+public import Radio
 
 /// What bluetoothd's signals mean for the beacon: sightings of 0xFD6F advertisers on one adapter,
 /// and that adapter's presence and power. Pure: fed the signals of org.bluez in arrival order.
@@ -12,14 +13,13 @@ public import HCI
 /// carrying RSSI is one report, and the service data comes from what the device last had.
 public struct BlueZSignalInterpreter: Sendable {
     public enum Event: Hashable, Sendable {
-        case sighting(AdvertisingReport)
+        case sighting(Sighting)
         case adapterPresent(Bool)
         case powered(Bool)
     }
 
     struct Device {
         var address: BluetoothAddress
-        var random: Bool
         var serviceData: [UInt8]?
     }
 
@@ -27,6 +27,8 @@ public struct BlueZSignalInterpreter: Sendable {
     private var devices: [String: Device] = [:]
     /// Signals that were not understood (wrong shape); counted, never fatal.
     public private(set) var malformed = 0
+    /// Reports whose 0xFD6F service data was not 20 bytes (RPI and AEM).
+    public private(set) var malformedServiceData = 0
 
     public init(adapterPath: String) {
         self.adapterPath = adapterPath
@@ -89,7 +91,7 @@ public struct BlueZSignalInterpreter: Sendable {
             return []
         }
         let device = Device(
-            address: address, random: properties["AddressType"]?.variant?.string == "random", serviceData: Self.exposureNotificationData(properties))
+            address: address, serviceData: Self.exposureNotificationData(properties))
         devices[path] = device
         return report(device, properties)
     }
@@ -101,20 +103,17 @@ public struct BlueZSignalInterpreter: Sendable {
         return report(device, changed)
     }
 
-    /// A report when the signal carries RSSI and the device has 0xFD6F service data; devices of
-    /// other services are not GAEN and are ignored.
-    private func report(_ device: Device, _ properties: [String: DBusValue]) -> [Event] {
+    /// A sighting when the signal carries RSSI and the device has 0xFD6F service data; devices of
+    /// other services are not GAEN and are ignored. The service data is the payload itself (RPI and
+    /// AEM): nothing is framed to be parsed again. Service data of the wrong length is counted as
+    /// malformed, as the HCI edge counts such a frame.
+    private mutating func report(_ device: Device, _ properties: [String: DBusValue]) -> [Event] {
         guard let serviceData = device.serviceData, let rssi = properties["RSSI"]?.variant?.int16 else { return [] }
-        // The frame as it was on the air, minus Flags (bluetoothd does not pass them on): the
-        // scanner parses it like any other report.
-        let length = UInt8(clamping: serviceData.count + 3)
-        let frame: [UInt8] = [0x03, 0x03, 0x6F, 0xFD, length, 0x16, 0x6F, 0xFD] + serviceData
-        return [
-            .sighting(
-                AdvertisingReport(
-                    eventType: 0x03, extended: false, addressType: device.random ? 1 : 0, address: device.address, data: frame,
-                    rssi: Int8(clamping: rssi)))
-        ]
+        guard let payload = ExposureNotificationPayload(serviceDataValue: serviceData) else {
+            malformedServiceData += 1
+            return []
+        }
+        return [.sighting(Sighting(payload: payload, rssi: Int8(clamping: rssi), address: device.address))]
     }
 
     private static func exposureNotificationData(_ properties: [String: DBusValue]) -> [UInt8]? {

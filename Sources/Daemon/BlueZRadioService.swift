@@ -62,7 +62,7 @@ public struct BlueZRadioService: Service {
                 status.set(.bluetoothOff, reason: "the system bus is unreachable")
                 logger.warning("system bus unreachable; retrying", metadata: ["error": "\(error)", "retryIn": "\(backoff)"])
             }
-            if await BeaconTimeline.sleepOrShutdown(backoff, clock: monotonic) { return }
+            if await ShutdownWaits.sleepOrShutdown(backoff, clock: monotonic) { return }
             backoff = min(backoff * 2, .seconds(30))
         }
     }
@@ -101,8 +101,8 @@ public struct BlueZRadioService: Service {
                 var interpreter = BlueZSignalInterpreter(adapterPath: adapterPath)
                 for await signal in signals.messages {
                     for event in interpreter.handle(signal) {
-                        if case .sighting(let report) = event {
-                            await current.scanner?.handle(report)
+                        if case .sighting(let sighting) = event {
+                            await current.scanner?.handle(.sighting(sighting))
                         } else {
                             sink.yield(.adapter(event))
                         }
@@ -222,7 +222,7 @@ public struct BlueZRadioService: Service {
                 // Disabled: advertising and scanning stop; the status stays what the adapter is.
                 if operation != nil {
                     await stopOperation()
-                    try? await current.advertiser?.stop()
+                    try? await current.session?.advertiser.stop()
                     try? await radio.stopScanning()
                 }
                 if let obstacle { service.status.set(.bluetoothOff, reason: obstacle) }
@@ -244,11 +244,7 @@ public struct BlueZRadioService: Service {
             running.cancel()
             await running.value
             operation = nil
-            do {
-                try await current.scanner?.endWindow(stopScanning: false)
-            } catch {
-                service.logger.warning("writing the interrupted scan window", metadata: ["error": "\(error)"])
-            }
+            await current.session?.interrupt()
         }
 
         /// Shutdown: the open window written with discovery stopped, the advertisement unregistered,
@@ -257,13 +253,7 @@ public struct BlueZRadioService: Service {
             operation?.cancel()
             await operation?.value
             operation = nil
-            do {
-                try await current.scanner?.endWindow()
-            } catch {
-                service.logger.warning("closing the scan window", metadata: ["error": "\(error)"])
-            }
-            try? await current.advertiser?.stop()
-            try? await service.log.sync()
+            await current.session?.finish()
             service.logger.notice("radio stopped for shutdown")
         }
     }
@@ -274,19 +264,19 @@ public struct BlueZRadioService: Service {
         var backoff = Duration.seconds(1)
         while !Task.isCancelled {
             do {
-                let advertiser = try Advertiser(radio: radio, keys: keys, clock: clock, settings: settings, logger: logger)
-                let scanner = Scanner(radio: radio, log: log, clock: clock, monotonic: monotonic, settings: settings, logger: logger)
-                current.set(advertiser: advertiser, scanner: scanner)
-                try await advertiser.start()
-                status.set(.active)
-                logger.notice("advertising through bluetoothd", metadata: ["adapter": "hci\(adapterIndex)"])
-                try await BeaconTimeline.run(advertiser: advertiser, scanner: scanner, settings: settings, clock: monotonic)
+                let session = try BeaconSession(radio: radio, keys: keys, log: log, clock: clock, monotonic: monotonic, settings: settings, logger: logger)
+                current.set(session)
+                let (status, logger, adapterIndex) = (status, logger, adapterIndex)
+                try await session.run {
+                    status.set(.active)
+                    logger.notice("advertising through bluetoothd", metadata: ["adapter": "hci\(adapterIndex)"])
+                }
             } catch is CancellationError {
                 return
             } catch {
                 if Task.isCancelled { return }
                 logger.error("bluetoothd radio failure; retrying", metadata: ["error": "\(error)", "retryIn": "\(backoff)"])
-                _ = try? await current.scanner?.endWindow(stopScanning: false)
+                await current.session?.interrupt()
                 try? await monotonic.sleep(for: backoff)
                 backoff = min(backoff * 2, .seconds(30))
             }

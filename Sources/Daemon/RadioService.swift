@@ -48,14 +48,14 @@ public struct RadioService: Service {
         var backoff = Duration.seconds(1)
         while true {
             // Disabled (SetEnabled(false)): the controller is left alone until enabled again.
-            if await BeaconTimeline.waitForEnabledOrShutdown(gate) { return }
+            if await ShutdownWaits.waitForEnabledOrShutdown(gate) { return }
             let transport: FileDescriptorTransport
             do {
                 transport = try Self.open(spec)
             } catch {
                 status.set(.bluetoothOff, reason: "the controller is unreachable")
                 logger.warning("controller unreachable; retrying", metadata: ["radio": "\(spec)", "error": "\(error)", "retryIn": "\(backoff)"])
-                if await BeaconTimeline.sleepOrShutdown(backoff, clock: monotonic) { return }
+                if await ShutdownWaits.sleepOrShutdown(backoff, clock: monotonic) { return }
                 backoff = min(backoff * 2, .seconds(30))
                 continue
             }
@@ -71,7 +71,7 @@ public struct RadioService: Service {
                 // Reports go to whichever scanner is current; one consumer for the connection, since
                 // an AsyncStream ends when an iteration of it is cancelled.
                 outer.addTask {
-                    for await report in controller.reports { await state.scanner?.handle(report) }
+                    for await report in controller.reports { await state.scanner?.handle(HCIRadio.report(report)) }
                     return nil
                 }
                 outer.addTask {
@@ -101,7 +101,7 @@ public struct RadioService: Service {
             if stop == .disabled { continue }
             backoff = .seconds(1)
             logger.warning("controller lost; reconnecting", metadata: ["radio": "\(spec)"])
-            if await BeaconTimeline.sleepOrShutdown(backoff, clock: monotonic) { return }
+            if await ShutdownWaits.sleepOrShutdown(backoff, clock: monotonic) { return }
         }
     }
 
@@ -110,9 +110,8 @@ public struct RadioService: Service {
     /// controller on the same transport (Core Vol 4 Part E 7.7.16: the host resets it), after
     /// writing the open scan window; repeated faults back off up to 30 s.
     private func operate(_ controller: HCIController, state: ServiceState) async -> Stop {
-        let monotonic = ContinuousClock()
         var backoff = Duration.seconds(1)
-        var lastFault: ContinuousClock.Instant?
+        var sinceLastFault: Stopwatch?
         while true {
             let operation = Task { try await self.operateOnce(controller, state: state) }
             state.setOperation(operation)
@@ -133,20 +132,16 @@ public struct RadioService: Service {
             case .failure(let error):
                 reason = "\(error)"
             }
-            do {
-                try await state.scanner?.endWindow(stopScanning: false)
-            } catch {
-                logger.warning("writing the interrupted scan window", metadata: ["error": "\(error)"])
-            }
+            await state.session?.interrupt()
             guard let reason else { return .lost }
-            if let lastFault, monotonic.now - lastFault < .seconds(60) {
+            if let sinceLastFault, sinceLastFault.elapsed < .seconds(60) {
                 backoff = min(backoff * 2, .seconds(30))
             } else {
                 backoff = .seconds(1)
             }
-            lastFault = monotonic.now
+            sinceLastFault = Stopwatch(monotonic)
             logger.error("controller fault; re-initializing", metadata: ["radio": "\(spec)", "reason": "\(reason)", "retryIn": "\(backoff)"])
-            if await BeaconTimeline.sleepOrShutdown(backoff, clock: monotonic) { return .shutdown }
+            if await ShutdownWaits.sleepOrShutdown(backoff, clock: monotonic) { return .shutdown }
             // Faults up to now are handled by this re-initialization.
             state.markHandled(hardwareErrors: await controller.hardwareErrors)
         }
@@ -163,27 +158,19 @@ public struct RadioService: Service {
             ])
         let radio = HCIRadio(controller: controller, info: info)
         status.set(.active)
-        let advertiser = try Advertiser(radio: radio, keys: keys, clock: clock, settings: settings, logger: logger)
-        let scanner = Scanner(radio: radio, log: log, clock: clock, monotonic: monotonic, settings: settings, logger: logger)
-        // The previous scanner's window (if any) was written before re-initializing.
-        state.set(advertiser: advertiser, scanner: scanner)
-        try await advertiser.start()
-        let key = try await keys.currentKey()
-        logger.notice("advertising", metadata: ["key.rollingStart": "\(key.rollingStartIntervalNumber)"])
-        try await BeaconTimeline.run(advertiser: advertiser, scanner: scanner, settings: settings, clock: monotonic)
+        let session = try BeaconSession(radio: radio, keys: keys, log: log, clock: clock, monotonic: monotonic, settings: settings, logger: logger)
+        // The previous session's window (if any) was written before re-initializing.
+        state.set(session)
+        let (keys, logger) = (keys, logger)
+        try await session.run {
+            let key = try? await keys.currentKey()
+            logger.notice("advertising", metadata: ["key.rollingStart": "\(key.map { "\($0.rollingStartIntervalNumber)" } ?? "?")"])
+        }
     }
 
     /// Flushes the open window, stops advertising, syncs the log.
     private func finish(_ state: ServiceState) async {
-        if let scanner = state.scanner {
-            do {
-                try await scanner.endWindow()
-            } catch {
-                logger.warning("closing the scan window", metadata: ["error": "\(error)"])
-            }
-        }
-        try? await state.advertiser?.stop()
-        try? await log.sync()
+        await state.session?.finish()
         logger.notice("radio stopped")
     }
 
@@ -199,13 +186,12 @@ public struct RadioService: Service {
     }
 }
 
-/// What the tasks of one connection share: the current advertiser and scanner (for reports and
-/// the shutdown path) and the running operation, which a Hardware Error event or the end of the
-/// transport cancels.
+/// What the tasks of one connection share: the current beacon session (its scanner takes the
+/// reports; the shutdown path finishes it) and the running operation, which a Hardware Error event
+/// or the end of the transport cancels.
 final class ServiceState: Sendable {
     private struct Current {
-        var advertiser: Advertiser?
-        var scanner: Scanner?
+        var session: BeaconSession?
         var operation: Task<Void, any Error>?
         var hardwareErrorRequest: Int?
         var handledHardwareErrors = 0
@@ -213,15 +199,10 @@ final class ServiceState: Sendable {
 
     private let current = Mutex(Current())
 
-    func set(advertiser: Advertiser, scanner: Scanner) {
-        current.withLock {
-            $0.advertiser = advertiser
-            $0.scanner = scanner
-        }
-    }
+    func set(_ session: BeaconSession) { current.withLock { $0.session = session } }
 
-    var advertiser: Advertiser? { current.withLock { $0.advertiser } }
-    var scanner: Scanner? { current.withLock { $0.scanner } }
+    var session: BeaconSession? { current.withLock { $0.session } }
+    var scanner: Scanner? { session?.scanner }
 
     func setOperation(_ operation: Task<Void, any Error>) {
         current.withLock { $0.operation = operation }

@@ -30,3 +30,24 @@ public struct SystemRandom: RandomBytesSource {
         }
     }
 }
+
+/// A `RandomNumberGenerator` over a `RandomBytesSource`, so that the standard library's unbiased
+/// draws (`Int.random(in:using:)`) take their bits from an injected source: tests give a
+/// predictable one, production libcrypto's. A source that fails (it never should) is replaced by
+/// the system's generator for that draw, which is also a CSPRNG: a draw cannot throw.
+public struct RandomSourceGenerator: RandomNumberGenerator {
+    let source: any RandomBytesSource
+    private var fallback = SystemRandomNumberGenerator()
+
+    public init(_ source: any RandomBytesSource) { self.source = source }
+
+    public mutating func next() -> UInt64 {
+        var value: UInt64 = 0
+        do {
+            try withUnsafeMutableBytes(of: &value) { (raw) throws(CryptoError) in try source.fill(raw) }
+            return value
+        } catch {
+            return fallback.next()
+        }
+    }
+}

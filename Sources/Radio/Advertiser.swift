@@ -2,7 +2,6 @@
 
 public import ENCore
 public import ENCrypto
-public import HCI
 public import KeySchedule
 public import Logging
 public import GaendAPI
@@ -11,7 +10,7 @@ public import GaendAPI
 /// private address, and rotates both together: advertising off, new address, new data, on, as one
 /// transaction, so that an RPI is never seen from two addresses or an address with two RPIs.
 public actor Advertiser {
-    private let radio: any Radio
+    private let radio: any BeaconRadio
     private let keys: KeySchedule
     private let clock: any WallClock
     private let random: any RandomBytesSource
@@ -24,7 +23,7 @@ public actor Advertiser {
     public private(set) var rotations = 0
 
     public init(
-        radio: any Radio, keys: KeySchedule, clock: any WallClock, random: any RandomBytesSource = SystemRandom(),
+        radio: any BeaconRadio, keys: KeySchedule, clock: any WallClock, random: any RandomBytesSource = SystemRandom(),
         settings: RadioSettings, logger: Logger = Logger(label: "gaend.advertiser")
     ) throws(CryptoError) {
         self.radio = radio
@@ -49,11 +48,11 @@ public actor Advertiser {
         let (rpik, aemk) = crypto.keys(for: key.keyData)
         let rpi = crypto.rpi(rpik: rpik, interval: interval)
         let metadata = BluetoothMetadata.version1_1(txPower: txPower, calibrationConfidence: settings.calibrationConfidence)
-        let frame = ExposureNotificationPayload(rpi: rpi, aem: crypto.aem(for: metadata, aemk: aemk, rpi: rpi)).advertisingData()
+        let payload = ExposureNotificationPayload(rpi: rpi, aem: crypto.aem(for: metadata, aemk: aemk, rpi: rpi))
         // (A typed-throws closure here crashes Swift 6.3.1's IR generation; bytes16() avoids it.)
         let address = BluetoothAddress.nonResolvablePrivate(random: Array(try random.bytes16().bytes.prefix(6)))
 
-        try await radio.advertise(frame, from: address, interval: settings.advertisingInterval)
+        try await radio.advertise(payload, from: address, interval: settings.advertisingInterval)
         current = (address, rpi, key)
         rotations += 1
         logger.debug("advertising rotated", metadata: ["address": "\(address)", "interval": "\(interval)"])
@@ -67,7 +66,8 @@ public actor Advertiser {
     /// Seconds until the next rotation: a random draw from the rotation interval, cut short at the
     /// next UTC midnight so that a new TEK goes on the air at once.
     public func nextRotationDelay() -> Int64 {
-        Self.rotationDelay(drawn: Int64(Int.random(in: settings.rotationInterval)), now: clock.now())
+        var generator = RandomSourceGenerator(random)
+        return Self.rotationDelay(drawn: Int64(Int.random(in: settings.rotationInterval, using: &generator)), now: clock.now())
     }
 
     /// `drawn` seconds, or fewer if UTC midnight (a new key) comes first; at least one second.

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
+public import ENCore
 public import HCI
 
-/// `Radio` on an initialized HCI controller: extended advertising (one legacy-PDU set) and
+/// `BeaconRadio` on an initialized HCI controller: extended advertising (one legacy-PDU set) and
 /// extended scanning when the controller offers them, the legacy commands otherwise. A controller
 /// takes one family or the other, never both.
-public actor HCIRadio: Radio {
+public actor HCIRadio: BeaconRadio {
     private let controller: HCIController
     private let extended: Bool
     private let info: ControllerInfo
@@ -25,7 +26,9 @@ public actor HCIRadio: Radio {
 
     public var advertisingTxPower: Int8 { info.advertisingTxPower }
 
-    public func advertise(_ data: [UInt8], from address: BluetoothAddress, interval: ClosedRange<UInt16>) async throws {
+    public func advertise(_ payload: ExposureNotificationPayload, from address: BluetoothAddress, interval: ClosedRange<UInt16>) async throws {
+        // The frame is made here, at the HCI edge: Flags, the 0xFD6F UUID, the service data.
+        let data = payload.advertisingData()
         let monotonic = ContinuousClock()
         var disabledAt: ContinuousClock.Instant?
         if advertising {
@@ -72,5 +75,20 @@ public actor HCIRadio: Radio {
 
     public func stopScanning() async throws {
         try await controller.send(extended ? .leSetExtendedScanEnable(false, filterDuplicates: false) : .leSetScanEnable(false, filterDuplicates: false))
+    }
+}
+
+extension HCIRadio {
+    /// An HCI advertising report as a scan window counts it, parsed here at the HCI edge: a scan
+    /// response or a frame without 0xFD6F service data is `other`; a GAEN frame that does not parse
+    /// is `malformed`.
+    public static func report(_ report: AdvertisingReport) -> RadioReport {
+        guard !report.isScanResponse else { return .other }
+        do {
+            guard let payload = try ExposureNotificationPayload(parsing: report.data) else { return .other }
+            return .sighting(Sighting(payload: payload, rssi: report.rssi, address: report.address))
+        } catch {
+            return .malformed
+        }
     }
 }

@@ -2,7 +2,6 @@
 
 public import ContactLog
 public import ENCore
-public import HCI
 public import Logging
 public import GaendAPI
 
@@ -11,7 +10,7 @@ public import GaendAPI
 /// events; a frame is GAEN when it carries 0xFD6F service data (Android frames without Flags and
 /// ADV_SCAN_IND included); scan responses and everything else are counted and dropped.
 public actor Scanner {
-    private let radio: any Radio
+    private let radio: any BeaconRadio
     private let log: ContactLogWriter
     private let clock: any WallClock
     /// Measures windows and report times within them (monotonic).
@@ -32,7 +31,7 @@ public actor Scanner {
     }
 
     public init(
-        radio: any Radio, log: ContactLogWriter, clock: any WallClock, monotonic: any Clock<Duration> = ContinuousClock(), settings: RadioSettings,
+        radio: any BeaconRadio, log: ContactLogWriter, clock: any WallClock, monotonic: any Clock<Duration> = ContinuousClock(), settings: RadioSettings,
         logger: Logger = Logger(label: "gaend.scanner")
     ) {
         self.radio = radio
@@ -57,25 +56,25 @@ public actor Scanner {
     }
 
     /// Takes one report into the open window.
-    public func handle(_ report: AdvertisingReport) {
+    public func handle(_ report: RadioReport) {
         guard var current = window else { return }
         current.reports += 1
         defer { window = current }
-        guard !report.isScanResponse else { return }
-        let payload: ExposureNotificationPayload?
-        do {
-            payload = try ExposureNotificationPayload(parsing: report.data)
-        } catch {
+        let sighting: Sighting
+        switch report {
+        case .sighting(let heard): sighting = heard
+        case .other: return
+        case .malformed:
             current.malformed += 1
             return
         }
-        guard let payload else { return }
+        let payload = sighting.payload
         current.gaenReports += 1
         // Wall time of the report: the window's start plus monotonic time, so a clock step inside
         // a window cannot put a report before its window.
         let elapsed = current.stopwatch.elapsed
         let seen = current.start.adding(milliseconds: elapsed)
-        let rssi = Self.corrected(report.rssi, by: settings.rssiCorrection)
+        let rssi = Self.corrected(sighting.rssi, by: settings.rssiCorrection)
         if var aggregate = current.aggregates[payload.rpi] {
             aggregate.lastSeen = seen
             aggregate.reports &+= 1

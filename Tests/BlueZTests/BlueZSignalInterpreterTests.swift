@@ -3,7 +3,8 @@
 import GaendTestSupport
 import BlueZ
 import DBus
-import HCI
+import ENCore
+import Radio
 import Testing
 
 /// bluetoothd's signals, as the mock and bluetoothd 5.66 send them, read into sightings and adapter
@@ -30,17 +31,17 @@ import Testing
         var interpreter = BlueZSignalInterpreter(adapterPath: "/org/bluez/hci0")
         let first = interpreter.handle(
             Self.added(Self.device, ["Address": .string("3A:5B:7C:9D:1E:2F"), "AddressType": .string("random"), "RSSI": .int16(-67), "ServiceData": Self.serviceData(Self.payload)]))
-        guard case .sighting(let report)? = first.first else {
+        guard case .sighting(let sighting)? = first.first else {
             Issue.record("no sighting: \(first)")
             return
         }
-        #expect(report.rssi == -67)
-        #expect(report.addressType == 1)
-        #expect(report.address.description == "3A:5B:7C:9D:1E:2F")
-        #expect(report.data == [0x03, 0x03, 0x6F, 0xFD, 0x17, 0x16, 0x6F, 0xFD] + Self.payload)
+        #expect(sighting.rssi == -67)
+        #expect(sighting.address.description == "3A:5B:7C:9D:1E:2F")
+        // The service data is the payload as it was on the air: RPI, then AEM; no frame around it.
+        #expect(sighting.payload.serviceDataValue == Self.payload)
         // RSSI alone: the service data is what the device last had.
         let second = interpreter.handle(Self.changed(Self.device, BlueZNames.device, ["RSSI": .int16(-71)]))
-        #expect(second == [.sighting(AdvertisingReport(eventType: 3, extended: false, addressType: 1, address: report.address, data: report.data, rssi: -71))])
+        #expect(second == [.sighting(Sighting(payload: sighting.payload, rssi: -71, address: sighting.address))])
         // New service data with the RSSI: the new payload.
         let third = interpreter.handle(Self.changed(Self.device, BlueZNames.device, ["RSSI": .int16(127), "ServiceData": Self.serviceData(Array(repeating: 9, count: 20))]))
         guard case .sighting(let changed)? = third.first else {
@@ -48,7 +49,10 @@ import Testing
             return
         }
         #expect(changed.rssi == 127)
-        #expect(changed.data.suffix(20) == Array(repeating: 9, count: 20)[...])
+        #expect(changed.payload.serviceDataValue == Array(repeating: 9, count: 20))
+        // Service data that is not 20 bytes is no payload: counted, not reported.
+        #expect(interpreter.handle(Self.changed(Self.device, BlueZNames.device, ["RSSI": .int16(-60), "ServiceData": Self.serviceData(Array(repeating: 9, count: 19))])).isEmpty)
+        #expect(interpreter.malformedServiceData == 1)
         // Service data alone is not a report.
         #expect(interpreter.handle(Self.changed(Self.device, BlueZNames.device, ["ServiceData": Self.serviceData(Self.payload)])).isEmpty)
         // Removed: a later change of it is nobody's.

@@ -1,15 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 import ENCore
-import HCI
 import Radio
 import Synchronization
 
 /// A radio back end that does what it is told and remembers it: what was advertised from which
 /// address, and the scan calls. Nothing is on the air; the daemon's logic around it is real.
-final class FakeRadio: Radio {
+final class FakeRadio: BeaconRadio {
     struct State {
-        var advertised: [(data: [UInt8], address: BluetoothAddress)] = []
+        var advertised: [(payload: ExposureNotificationPayload, address: BluetoothAddress)] = []
         var scanning = false
         var windows = 0
         var stops = 0
@@ -17,14 +16,15 @@ final class FakeRadio: Radio {
 
     private let state = Mutex(State())
 
-    var advertised: [(data: [UInt8], address: BluetoothAddress)] { state.withLock { $0.advertised } }
+    var advertised: [(payload: ExposureNotificationPayload, address: BluetoothAddress)] { state.withLock { $0.advertised } }
     var scanning: Bool { state.withLock { $0.scanning } }
     var windows: Int { state.withLock { $0.windows } }
+    var stops: Int { state.withLock { $0.stops } }
 
     var advertisingTxPower: Int8 { -8 }
 
-    func advertise(_ data: [UInt8], from address: BluetoothAddress, interval: ClosedRange<UInt16>) async throws {
-        state.withLock { $0.advertised.append((data, address)) }
+    func advertise(_ payload: ExposureNotificationPayload, from address: BluetoothAddress, interval: ClosedRange<UInt16>) async throws {
+        state.withLock { $0.advertised.append((payload, address)) }
     }
 
     func stopAdvertising() async throws { state.withLock { $0.stops += 1 } }

@@ -232,3 +232,22 @@ import Testing
         #expect(verified.status == 200, "\(String(decoding: verified.body, as: UTF8.self))")
     }
 }
+
+/// Codes draw their characters from the verifier's injected source (without bias, through
+/// `RandomSourceGenerator`): two verifiers given the same predictable source issue the same codes.
+extension VerificationCodeTests {
+    @Test func codesComeFromTheInjectedSource() async throws {
+        var issued = [IssuedCode]()
+        for _ in 0..<2 {
+            let database = try TestDatabase(.sqlite)
+            var settings = Verifier.Settings()
+            settings.random = CountingRandom()
+            let verifier = try Verifier(
+                database.verification, signingKey: try ECDSAPrivateKey(), codeKey: try TestDatabase.codeKey(), settings: settings, now: Self.now)
+            issued.append(try await verifier.issueCode(testType: "confirmed", symptomDate: nil, testDate: nil, now: Self.now))
+        }
+        #expect(issued[0].code == issued[1].code)
+        #expect(issued[0].longCode == issued[1].longCode)
+        #expect(issued[0].code.count == 8 && issued[0].longCode.count == 16)
+    }
+}

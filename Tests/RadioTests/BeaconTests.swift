@@ -61,7 +61,7 @@ struct BeaconTests {
                     #expect(report.addressType == 1)
                     #expect(report.data.count == 31)
                 }
-                await scanner.handle(report)
+                await scanner.handle(HCIRadio.report(report))
             }
             try await scanner.endWindow()
         }

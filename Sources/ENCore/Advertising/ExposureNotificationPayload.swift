@@ -50,6 +50,13 @@ public struct ExposureNotificationPayload: Hashable, Sendable {
         aem = AssociatedEncryptedMetadata(found.value[16..<20])!
     }
 
+    /// The 0xFD6F service data as a back end hands it over without the frame around it (bluetoothd's
+    /// ServiceData): exactly 20 bytes, RPI then AEM, else nil.
+    public init?(serviceDataValue bytes: [UInt8]) {
+        guard bytes.count == 20, let rpi = Bytes16(bytes[0..<16]), let aem = AssociatedEncryptedMetadata(bytes[16..<20]) else { return nil }
+        self.init(rpi: RollingProximityIdentifier(rpi), aem: aem)
+    }
+
     /// Parses raw advertising data and extracts the GAEN payload, `nil` if the frame is not GAEN.
     public init?(parsing bytes: some Collection<UInt8>) throws(AdvertisingDataError) {
         try self.init(advertisingData: AdvertisingData(parsing: bytes))

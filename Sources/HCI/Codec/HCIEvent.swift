@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
+public import ENCore
+
 /// One advertising report from either report event.
 public struct AdvertisingReport: Hashable, Sendable {
     /// Legacy: the PDU type (0 ADV_IND … 3 ADV_NONCONN_IND, 4 SCAN_RSP). Extended: event properties.

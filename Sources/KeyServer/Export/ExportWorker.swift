@@ -3,7 +3,7 @@
 public import ENCore
 public import ENCrypto
 import Foundation
-public import KeyFiles
+import KeyFiles
 import Storage
 
 /// Writes export batches the way the reference server lays them out (internal/export): one signed

@@ -28,6 +28,8 @@ public actor Verifier {
         public var keyID = "v1"
         /// The codes' lengths and lifetimes: ENVS's defaults unless set.
         public var codes = CodeRules()
+        /// Where codes' digits and letters come from (libcrypto's CSPRNG; a test's source).
+        public var random: any RandomBytesSource = SystemRandom()
         public var tokenLifetime: Int64 = 24 * 3600
         public var certificateLifetime: Int64 = 15 * 60
         public init() {}
@@ -106,7 +108,7 @@ public actor Verifier {
     public func issueCode(testType: String, symptomDate: UTCDay?, testDate: UTCDay?, now: UnixTime) throws -> IssuedCode {
         guard Self.testTypes.contains(testType) else { throw Refusal("invalid_test_type", "'\(testType)' is not confirmed, likely, negative or user-report") }
         let rules = settings.codes
-        var generator = SystemRandomNumberGenerator()
+        var generator = RandomSourceGenerator(settings.random)
         for _ in 0..<10 {
             let issued = IssuedCode(
                 code: VerificationCode.shortCode(length: rules.length, using: &generator),

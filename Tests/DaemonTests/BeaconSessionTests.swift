@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 import ContactLog
-@testable import Daemon
 import ENCore
 import GaendAPI
 import GaendTestSupport
@@ -11,19 +10,18 @@ import Radio
 import Storage
 import Testing
 
-/// The beacon's timeline in process, on a fake back end, with the wall clock and the monotonic
-/// clock both in the test's hands: scan windows into the real contact log, rotation at its
+/// The beacon session in process (as both radio services run it), on a fake back end, with the
+/// wall clock and the monotonic clock both in the test's hands: scan windows into the real contact log, rotation at its
 /// interval and at UTC midnight, and cancellation mid-window. Each test runs in well under a
 /// second of wall time and never sleeps.
-@Suite(.timeLimit(.minutes(1))) struct BeaconTimelineTests {
+@Suite(.timeLimit(.minutes(1))) struct BeaconSessionTests {
     let quiet = Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() })
 
     struct Beacon {
         let radio: FakeRadio
         let wall: ManualClock
         let monotonic: TestClock
-        let advertiser: Advertiser
-        let scanner: Scanner
+        let session: BeaconSession
         let log: ContactLogWriter
         let directory: TemporaryDirectory
         let settings: RadioSettings
@@ -41,18 +39,16 @@ import Testing
         let keys = try KeySchedule(dataDirectory: data, clock: wall, logger: quiet)
         let log = try ContactLogWriter(dataDirectory: data, clock: wall, logger: quiet)
         let monotonic = TestClock()
-        let advertiser = try Advertiser(radio: radio, keys: keys, clock: wall, settings: settings, logger: quiet)
-        let scanner = Scanner(radio: radio, log: log, clock: wall, monotonic: monotonic, settings: settings, logger: quiet)
-        try await advertiser.start()
-        return Beacon(
-            radio: radio, wall: wall, monotonic: monotonic, advertiser: advertiser, scanner: scanner, log: log, directory: directory,
-            settings: settings)
+        let session = try BeaconSession(radio: radio, keys: keys, log: log, clock: wall, monotonic: monotonic, settings: settings, logger: quiet)
+        return Beacon(radio: radio, wall: wall, monotonic: monotonic, session: session, log: log, directory: directory, settings: settings)
     }
 
-    /// The timeline in a task of its own, as the radio service runs it.
-    func start(_ beacon: Beacon) -> Task<Void, any Error> {
-        let (advertiser, scanner, settings, monotonic) = (beacon.advertiser, beacon.scanner, beacon.settings, beacon.monotonic)
-        return Task { try await BeaconTimeline.run(advertiser: advertiser, scanner: scanner, settings: settings, clock: monotonic) }
+    /// The session in a task of its own, as the radio services run it; returns once it is on the air.
+    func start(_ beacon: Beacon) async -> Task<Void, any Error> {
+        let session = beacon.session
+        let running = Task { try await session.run() }
+        await until { beacon.radio.advertised.count == 1 }
+        return running
     }
 
     /// Advances both clocks together, as real time passes.
@@ -63,8 +59,8 @@ import Testing
 
     @Test func windowsGoToTheLogAndTheAddressAndRPIRotateTogetherAtTheInterval() async throws {
         let beacon = try await beacon(at: UnixTime.vectorDay.adding(seconds: 10 * 3600))
+        let running = await start(beacon)
         let first = try #require(beacon.radio.advertised.first)
-        let running = start(beacon)
         defer { running.cancel() }
 
         // A window opens, lasts its 4 s, and is appended; then the 10 s pause.
@@ -80,16 +76,16 @@ import Testing
         await until { beacon.radio.advertised.count == 2 }
         let second = beacon.radio.advertised[1]
         #expect(second.address != first.address)
-        #expect(second.data != first.data)
-        #expect(await beacon.advertiser.rotations == 2)
+        #expect(second.payload.rpi != first.payload.rpi)
+        #expect(await beacon.session.advertiser.rotations == 2)
     }
 
     /// At 23:59:30 the next rotation is 30 s away, not 600: the new day's key goes on the air at
     /// midnight, kept to the second even when a scan window is open.
     @Test func theKeyChangesAtUTCMidnight() async throws {
         let beacon = try await beacon(at: UnixTime.vectorDay.adding(seconds: 86_400 - 30))
-        let before = try #require(await beacon.advertiser.current?.key)
-        let running = start(beacon)
+        let running = await start(beacon)
+        let before = try #require(await beacon.session.advertiser.current?.key)
         defer { running.cancel() }
         await until { beacon.radio.scanning && beacon.monotonic.waiting == 1 }
         pass(4, beacon)
@@ -97,22 +93,23 @@ import Testing
         // 26 s on it is midnight: the rotation falls due then, not 600 s after the start.
         pass(26, beacon)
         await until { beacon.radio.advertised.count == 2 }
-        let after = try #require(await beacon.advertiser.current?.key)
+        let after = try #require(await beacon.session.advertiser.current?.key)
         #expect(after.rollingStartIntervalNumber == before.rollingStartIntervalNumber.advanced(by: 144))
         #expect(after.keyData != before.keyData)
     }
 
-    /// Cancelled mid-window (shutdown), the timeline ends at once with CancellationError; the open
-    /// window is the service's to close, and closing it still appends it.
+    /// Cancelled mid-window (shutdown), the session ends at once with CancellationError; finishing
+    /// it appends the open window, stops scanning and advertising.
     @Test func cancellationEndsTheTimelineMidWindow() async throws {
         let beacon = try await beacon(at: UnixTime.vectorDay.adding(seconds: 10 * 3600))
-        let running = start(beacon)
+        let running = await start(beacon)
         await until { beacon.radio.scanning && beacon.monotonic.waiting == 1 }
         pass(2, beacon)
         running.cancel()
         await #expect(throws: CancellationError.self) { try await running.value }
-        _ = try await beacon.scanner.endWindow()
+        await beacon.session.finish()
         #expect(await beacon.log.activity().lastWindowEnd == beacon.wall.now())
         #expect(!beacon.radio.scanning)
+        #expect(beacon.radio.stops == 1)
     }
 }
