@@ -100,6 +100,7 @@ TEST_ENV = GAEND_BUMBLE_PYTHON=$(CURDIR)/$(BUMBLE_VENV)/bin/python \
 # release binaries, the suites under the sanitizers and each fuzzer for a few seconds. Each stage
 # prints how long it took.
 check: deps test-peers
+	$(call timed,lint,$(MAKE) --no-print-directory lint)
 	$(call timed,release build,$(MAKE) --no-print-directory build && $(SWIFT) build -c release --product gaen-bench)
 	$(call timed,debug build with tests,$(SWIFT) build --build-tests)
 	$(call timed,tests (process suites on the release binaries),$(TEST_ENV) GAEND_PRODUCTS_DIR=$(RELEASE_BIN) $(SWIFT) test --skip-build)
@@ -166,6 +167,15 @@ check-fuzz: deps
 	SWIFT=$(SWIFT) FUZZ_SECONDS=5 scripts/fuzz
 
 test: check
+
+# swift-format (the toolchain's) over every Swift file, with the project's .swift-format; --strict
+# fails on any finding. `make format` rewrites the files to match.
+.PHONY: lint format
+lint:
+	$(SWIFT) format lint --strict --configuration .swift-format --recursive Sources Tests Package.swift
+
+format:
+	$(SWIFT) format format --in-place --configuration .swift-format --recursive Sources Tests Package.swift
 
 # Benchmarks print figures; they are not tests.
 bench: deps

@@ -211,8 +211,10 @@ let package = Package(
         .testTarget(name: "DBusTests", dependencies: ["DBus", "GaendTestSupport"], swiftSettings: strictSwift),
         .testTarget(
             name: "DetectionTests",
-            dependencies: ["Detection", "ContactLog", "KeyFiles", "ENCore", "ENCrypto", "Storage", "GaendTestSupport",
-                .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "Detection", "ContactLog", "KeyFiles", "ENCore", "ENCrypto", "Storage", "GaendTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSwift),
         .testTarget(
             name: "ContactLogTests",
@@ -225,7 +227,8 @@ let package = Package(
         .testTarget(
             name: "GaenCtlTests",
             dependencies: [
-                "GaenCtlCommands", "gaenctl", "gaend", "gaen-keyserver", "gaen-bench", "KeyServer", "DBus", "Daemon", "GaendAPI", "ENCore", "ENCrypto", "KeySchedule", "Storage", "ContactLog", "KeyFiles", "Detection",
+                "GaenCtlCommands", "gaenctl", "gaend", "gaen-keyserver", "gaen-bench", "KeyServer", "DBus", "Daemon", "GaendAPI", "ENCore", "ENCrypto",
+                "KeySchedule", "Storage", "ContactLog", "KeyFiles", "Detection",
                 "GaendTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -214,10 +214,9 @@ public struct BlueZRadioService: Service {
         mutating func reconcile() async {
             let adapter = "hci\(service.adapterIndex)"
             let obstacle: String? =
-                if owner == nil { "bluetoothd is not on the system bus" }
-                else if !adapterPresent { "adapter \(adapter) not found" }
-                else if !powered { "adapter \(adapter) is powered off" }
-                else { nil }
+                if owner == nil { "bluetoothd is not on the system bus" } else if !adapterPresent { "adapter \(adapter) not found" } else if !powered {
+                    "adapter \(adapter) is powered off"
+                } else { nil }
             if !enabled {
                 // Disabled: advertising and scanning stop; the status stays what the adapter is.
                 if operation != nil {

@@ -45,7 +45,8 @@ public enum DetectionSetup {
         var settings = DetectionWorker.Settings()
         settings.interval = .seconds(servers.detectionIntervalHours * 3600)
         let downloader = KeyFileDownloader(
-            indexURL: indexURL, baseURL: servers.exportBaseURL, transport: URLSessionTransport(), store: ProcessedFilesStore(dataDirectory: dataDirectory), clock: clock)
+            indexURL: indexURL, baseURL: servers.exportBaseURL, transport: URLSessionTransport(), store: ProcessedFilesStore(dataDirectory: dataDirectory),
+            clock: clock)
         return DetectionWorker(
             dataDirectory: dataDirectory, downloader: downloader, policy: SignaturePolicy(trustedKeys: trusted),
             defaultConfiguration: exposureConfiguration, clock: clock, observer: observer, settings: settings,

@@ -232,6 +232,10 @@ public struct DetectionPipeline: Sendable {
     final class ProgressCounter: Sendable {
         private let done: Mutex<Int>
         init(start: Int) { done = Mutex(start) }
-        func add(_ count: Int) -> Int { done.withLock { $0 += count; return $0 } }
+        func add(_ count: Int) -> Int {
+            done.withLock {
+                $0 += count; return $0
+            }
+        }
     }
 }

@@ -117,7 +117,8 @@ struct InspectTool: ParsableCommand {
             for key in keys {
                 let days = key.daysSinceOnsetOfSymptoms.map { "dsos \($0)" } ?? "dsos -"
                 Swift.print(
-                    "  \(label) \(key.key.keyData.hex) start \(key.key.rollingStartIntervalNumber) (\(key.key.utcDay)) period \(key.key.rollingPeriod) trl \(key.transmissionRiskLevel) \(key.reportType) \(days)")
+                    "  \(label) \(key.key.keyData.hex) start \(key.key.rollingStartIntervalNumber) (\(key.key.utcDay)) period \(key.key.rollingPeriod) trl \(key.transmissionRiskLevel) \(key.reportType) \(days)"
+                )
             }
         }
         for dropped in export.dropped { Swift.print("  dropped \(dropped)") }

@@ -80,7 +80,9 @@ struct MatchTool: AsyncParsableCommand {
             print("  window \(window.day) \(window.reportType) infectiousness \(window.infectiousness): \(instances.joined(separator: ", "))")
         }
         for summary in result.dailySummaries {
-            print("  day \(summary.day): score sum \(summary.total.scoreSum), maximum \(summary.total.maximumScore), weighted duration \(summary.total.weightedDurationSum) s")
+            print(
+                "  day \(summary.day): score sum \(summary.total.scoreSum), maximum \(summary.total.maximumScore), weighted duration \(summary.total.weightedDurationSum) s"
+            )
         }
         if let v1 = result.v1Summary {
             print(

@@ -70,15 +70,21 @@ public struct ConfigurationKey: Sendable {
             } catch {
                 throw DaemonConfigurationError(key: value.key, problem: error.problem)
             }
-        } show: { ["\($0.radio)"] },
+        } show: {
+            ["\($0.radio)"]
+        },
         ConfigurationKey("data-dir", "The data directory (default /var/lib/gaend).") { (configuration, value) throws(DaemonConfigurationError) in
             guard value.text.hasPrefix("/") else { throw value.fail("is not an absolute path") }
             configuration.dataDirectory = value.text
-        } show: { [$0.dataDirectory] },
+        } show: {
+            [$0.dataDirectory]
+        },
         ConfigurationKey("scan-window", "Seconds each scan window lasts (default 4).") { (configuration, value) throws(DaemonConfigurationError) in
             guard let seconds = Double(value.text), seconds > 0, seconds <= 60 else { throw value.fail("is not a number of seconds in (0, 60]") }
             configuration.radioSettings.scanWindowSeconds = seconds
-        } show: { ["\($0.radioSettings.scanWindowSeconds)"] },
+        } show: {
+            ["\($0.radioSettings.scanWindowSeconds)"]
+        },
         ConfigurationKey("scan-interval", "Seconds between scan windows, MIN-MAX (default 210-300), or continuous.") {
             (configuration, value) throws(DaemonConfigurationError) in
             if value.text == "continuous" {
@@ -89,26 +95,37 @@ public struct ConfigurationKey: Sendable {
                 }
                 configuration.radioSettings.scanInterval = range
             }
-        } show: { [$0.radioSettings.scanInterval.map(shown) ?? "continuous"] },
+        } show: {
+            [$0.radioSettings.scanInterval.map(shown) ?? "continuous"]
+        },
         ConfigurationKey("rotation-interval", "Seconds between address and RPI rotations, MIN-MAX (default 600-1200).") {
-            (configuration, value) throws(DaemonConfigurationError) in configuration.radioSettings.rotationInterval = try range(value)
-        } show: { [shown($0.radioSettings.rotationInterval)] },
+            (configuration, value) throws(DaemonConfigurationError) in
+            configuration.radioSettings.rotationInterval = try range(value)
+        } show: {
+            [shown($0.radioSettings.rotationInterval)]
+        },
         ConfigurationKey("tx-power", "TX power to advertise in the metadata, dBm (default: the controller's).") {
             (configuration, value) throws(DaemonConfigurationError) in
             guard let power = Int8(value.text), (-127...20).contains(power) else { throw value.fail("is not a TX power in -127...20 dBm") }
             configuration.radioSettings.txPower = power
-        } show: { [$0.radioSettings.txPower.map { "\($0)" } ?? "(the controller's)"] },
+        } show: {
+            [$0.radioSettings.txPower.map { "\($0)" } ?? "(the controller's)"]
+        },
         ConfigurationKey("rssi-correction", "Added to every RSSI heard, dB (default 0).") { (configuration, value) throws(DaemonConfigurationError) in
             guard let correction = Int(value.text), (-50...50).contains(correction) else { throw value.fail("is not a correction in -50...50 dB") }
             configuration.radioSettings.rssiCorrection = correction
-        } show: { ["\($0.radioSettings.rssiCorrection)"] },
+        } show: {
+            ["\($0.radioSettings.rssiCorrection)"]
+        },
         ConfigurationKey("calibration-confidence", "Calibration confidence to advertise: lowest, low, medium or high (default lowest).") {
             (configuration, value) throws(DaemonConfigurationError) in
             guard let confidence = CalibrationConfidence.allCases.first(where: { $0.description == value.text }) else {
                 throw value.fail("is not lowest, low, medium or high")
             }
             configuration.radioSettings.calibrationConfidence = confidence
-        } show: { ["\($0.radioSettings.calibrationConfidence)"] },
+        } show: {
+            ["\($0.radioSettings.calibrationConfidence)"]
+        },
         ConfigurationKey("bus", "Where to serve org.gaend.Manager1: system (default), session, none or a bus address.") {
             (configuration, value) throws(DaemonConfigurationError) in
             switch value.text {
@@ -121,25 +138,39 @@ public struct ConfigurationKey: Sendable {
                 }
                 configuration.bus = .address(value.text)
             }
-        } show: { ["\($0.bus)"] },
+        } show: {
+            ["\($0.bus)"]
+        },
         ConfigurationKey("enable", "true: enable Exposure Notification at start, recording the owner's consent (default false).") {
-            (configuration, value) throws(DaemonConfigurationError) in configuration.enable = try flag(value)
-        } show: { ["\($0.enable)"] },
+            (configuration, value) throws(DaemonConfigurationError) in
+            configuration.enable = try flag(value)
+        } show: {
+            ["\($0.enable)"]
+        },
         ConfigurationKey("region", "The health authority's region (shown in the API).") { (configuration, value) throws(DaemonConfigurationError) in
             guard value.text.count <= 16, value.text.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
                 throw value.fail("is not a region code (letters, digits, - and _)")
             }
             configuration.region = value.text
-        } show: { [$0.region] },
+        } show: {
+            [$0.region]
+        },
         ConfigurationKey("test-mode", "true: allow GetTestDiagnosisKeys (default false).") { (configuration, value) throws(DaemonConfigurationError) in
             configuration.testMode = try flag(value)
-        } show: { ["\($0.testMode)"] },
+        } show: {
+            ["\($0.testMode)"]
+        },
         ConfigurationKey("index-url", "The key server's index.txt URL.") { (configuration, value) throws(DaemonConfigurationError) in
             configuration.servers.indexURL = try url(value, keepSlash: true)
-        } show: { [$0.servers.indexURL ?? "(none)"] },
+        } show: {
+            [$0.servers.indexURL ?? "(none)"]
+        },
         ConfigurationKey("export-base-url", "The URL the index's paths are relative to (default: from the index URL and its lines).") {
-            (configuration, value) throws(DaemonConfigurationError) in configuration.servers.exportBaseURL = try url(value)
-        } show: { [$0.servers.exportBaseURL ?? ($0.servers.indexURL == nil ? "(none)" : "(from index-url and its lines)")] },
+            (configuration, value) throws(DaemonConfigurationError) in
+            configuration.servers.exportBaseURL = try url(value)
+        } show: {
+            [$0.servers.exportBaseURL ?? ($0.servers.indexURL == nil ? "(none)" : "(from index-url and its lines)")]
+        },
         ConfigurationKey("export-key", "A trusted export signing key: KEYID:VERSION:/path/to/public.pem (repeatable).", repeatable: true) {
             (configuration, value) throws(DaemonConfigurationError) in
             let parts = value.text.split(separator: ":", maxSplits: 2).map(String.init)
@@ -147,7 +178,9 @@ public struct ConfigurationKey: Sendable {
                 throw value.fail("is not KEYID:VERSION:/path/to/public-key.pem")
             }
             configuration.servers.exportKeys.append(.init(id: parts[0], version: parts[1], path: parts[2]))
-        } show: { $0.servers.exportKeys.map { "\($0.id):\($0.version):\($0.path)" } },
+        } show: {
+            $0.servers.exportKeys.map { "\($0.id):\($0.version):\($0.path)" }
+        },
         ConfigurationKey(
             "exposure-configuration", "The exposure configuration: a JSON file, or an http(s) URL fetched before each detection (default: v2 defaults)."
         ) { (configuration, value) throws(DaemonConfigurationError) in
@@ -156,22 +189,35 @@ public struct ConfigurationKey: Sendable {
                 throw value.fail("is neither an absolute path nor an http:// or https:// URL")
             }
             configuration.servers.exposureConfiguration = text
-        } show: { [$0.servers.exposureConfiguration ?? "(built in)"] },
+        } show: {
+            [$0.servers.exposureConfiguration ?? "(built in)"]
+        },
         ConfigurationKey("detection-interval", "Hours between scheduled detections (default 4).") { (configuration, value) throws(DaemonConfigurationError) in
             guard let hours = Int(value.text), (1...24).contains(hours) else { throw value.fail("is not a number of hours in 1...24") }
             configuration.servers.detectionIntervalHours = hours
-        } show: { ["\($0.servers.detectionIntervalHours)"] },
+        } show: {
+            ["\($0.servers.detectionIntervalHours)"]
+        },
         ConfigurationKey("verification-url", "The verification server's base URL.") { (configuration, value) throws(DaemonConfigurationError) in
             configuration.servers.verificationURL = try url(value)
-        } show: { [$0.servers.verificationURL ?? "(none)"] },
+        } show: {
+            [$0.servers.verificationURL ?? "(none)"]
+        },
         ConfigurationKey("verification-api-key", "The verification server's device API key.") { (configuration, value) throws(DaemonConfigurationError) in
             configuration.servers.verificationAPIKey = value.text
-        } show: { [$0.servers.verificationAPIKey.isEmpty ? "(none)" : "(set, \($0.servers.verificationAPIKey.count) characters)"] },
+        } show: {
+            [$0.servers.verificationAPIKey.isEmpty ? "(none)" : "(set, \($0.servers.verificationAPIKey.count) characters)"]
+        },
         ConfigurationKey("publish-url", "The key server's publish URL.") { (configuration, value) throws(DaemonConfigurationError) in
             configuration.servers.publishURL = try url(value)
-        } show: { [$0.servers.publishURL ?? "(none)"] },
+        } show: {
+            [$0.servers.publishURL ?? "(none)"]
+        },
         ConfigurationKey("health-authority-id", "The health authority ID the key server knows this app by.") {
-            (configuration, value) throws(DaemonConfigurationError) in configuration.servers.healthAuthorityID = value.text
-        } show: { [$0.servers.healthAuthorityID] },
+            (configuration, value) throws(DaemonConfigurationError) in
+            configuration.servers.healthAuthorityID = value.text
+        } show: {
+            [$0.servers.healthAuthorityID]
+        },
     ]
 }

@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-
-
 /// The daemon's configuration: `/etc/gaend/gaend.conf` (`key = value` lines, `#` comments), then
 /// the command line, whose options have the same names and win.
 public struct DaemonConfiguration: Sendable {

@@ -53,7 +53,8 @@ public enum RadioSpec: Hashable, Sendable, CustomStringConvertible {
             var baud = Self.defaultBaud
             if parts.count == 2 {
                 guard let value = Int(parts[1]), Self.bauds.contains(value) else {
-                    throw RadioSpecError(text: text, problem: "'\(parts[1])' is not a supported baud rate (\(Self.bauds.sorted().map(String.init).joined(separator: ", ")))")
+                    throw RadioSpecError(
+                        text: text, problem: "'\(parts[1])' is not a supported baud rate (\(Self.bauds.sorted().map(String.init).joined(separator: ", ")))")
                 }
                 baud = value
             }

@@ -41,7 +41,7 @@ public enum KeyHistoryFile {
         let bytes: [UInt8]?
         do {
             bytes = try AtomicFile.read(path, limit: maximumSize)
-        } catch where error.isTooLarge {
+        } catch  where error.isTooLarge {
             // The writer never writes more than this: a larger file is not one of ours.
             throw .unreadable(path: path, reason: "\(error)")
         } catch {

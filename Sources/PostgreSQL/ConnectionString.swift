@@ -34,7 +34,9 @@ public enum ConnectionString {
             if rest.first == "'" {
                 // Keyword values may be quoted, with \' and \\ escaped.
                 var end = rest.index(after: rest.startIndex)
-                while end < rest.endIndex, rest[end] != "'" { end = rest.index(end, offsetBy: rest[end] == "\\" ? 2 : 1, limitedBy: rest.endIndex) ?? rest.endIndex }
+                while end < rest.endIndex, rest[end] != "'" {
+                    end = rest.index(end, offsetBy: rest[end] == "\\" ? 2 : 1, limitedBy: rest.endIndex) ?? rest.endIndex
+                }
                 found.append(rest[rest.index(after: rest.startIndex)..<end])
                 rest = rest[end...]
             } else {

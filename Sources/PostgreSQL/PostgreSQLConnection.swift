@@ -64,10 +64,11 @@ public final class PostgreSQLConnection {
         var storage = [UInt8]()
         var offsets = [Int?]()
         for parameter in encoded {
-            offsets.append(parameter.bytes.map { bytes in
-                defer { storage += bytes }
-                return storage.count
-            })
+            offsets.append(
+                parameter.bytes.map { bytes in
+                    defer { storage += bytes }
+                    return storage.count
+                })
         }
         storage.append(0)
         let result = storage.withUnsafeBytes { buffer in

@@ -30,7 +30,7 @@ public enum AtomicFile {
         defer { try? Syscall.unlink(temporary) }
         do {
             try Syscall.link(temporary, path)
-        } catch where error.errno == EEXIST {
+        } catch  where error.errno == EEXIST {
             return false
         }
         try syncDirectory(parentDirectory(of: path))
@@ -63,7 +63,7 @@ public enum AtomicFile {
         let fd: Int32
         do {
             fd = try Syscall.open(path, O_RDONLY | O_NOFOLLOW, doing: "opening")
-        } catch where error.isNotFound {
+        } catch  where error.isNotFound {
             return nil
         }
         defer { Syscall.close(fd) }
@@ -89,7 +89,7 @@ public enum AtomicFile {
     public static func remove(_ path: String) throws(FileSystemError) {
         do {
             try Syscall.unlink(path)
-        } catch where error.isNotFound {
+        } catch  where error.isNotFound {
         }
     }
 

@@ -47,7 +47,7 @@ public struct DataDirectory: Sendable, Hashable {
             try createParents()
             do {
                 try Syscall.mkdir(path, mode: mode_t(Self.directoryMode))
-            } catch where error.errno == EEXIST {
+            } catch  where error.errno == EEXIST {
                 // Another process made it meanwhile; fall through to the mode check.
             }
         }
@@ -70,7 +70,7 @@ public struct DataDirectory: Sendable, Hashable {
             if try Syscall.status(prefix) == nil {
                 do {
                     try Syscall.mkdir(prefix, mode: 0o755)
-                } catch where error.errno == EEXIST {}
+                } catch  where error.errno == EEXIST {}
             }
         }
     }

@@ -31,11 +31,12 @@ final class BenchKeyServer {
         let codeKey = work + "/code-hmac.key"
         try Data((Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString() + "\n").utf8).write(to: URL(fileURLWithPath: codeKey))
         process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = [
-            "serve", "--port", "0", "--data-dir", data, "--verification-key", work + "/verification.pem", "--export-key", work + "/export.pem",
-            "--region", "XB", "--health-authority", "bench", "--device-api-key", Self.deviceKey, "--admin-api-key", Self.adminKey,
-            "--export-interval", "0", "--exposure-configuration", work + "/configuration.json", "--code-hmac-key-file", codeKey,
-        ] + arguments + storage
+        process.arguments =
+            [
+                "serve", "--port", "0", "--data-dir", data, "--verification-key", work + "/verification.pem", "--export-key", work + "/export.pem",
+                "--region", "XB", "--health-authority", "bench", "--device-api-key", Self.deviceKey, "--admin-api-key", Self.adminKey,
+                "--export-interval", "0", "--exposure-configuration", work + "/configuration.json", "--code-hmac-key-file", codeKey,
+            ] + arguments + storage
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice

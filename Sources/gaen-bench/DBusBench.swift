@@ -35,9 +35,11 @@ struct DBusBench: AsyncParsableCommand {
         try await server.export(
             "/org/gaend/Bench",
             interfaces: [
-                DBusInterface(name: "org.gaend.Bench1", methods: [
-                    DBusMethod("Echo", inputs: [.init("data", .array(.byte))], outputs: [.init("data", .array(.byte))]) { $0.arguments }
-                ])
+                DBusInterface(
+                    name: "org.gaend.Bench1",
+                    methods: [
+                        DBusMethod("Echo", inputs: [.init("data", .array(.byte))], outputs: [.init("data", .array(.byte))]) { $0.arguments }
+                    ])
             ])
         let payload = DBusValue.bytes(Array(repeating: 0xA5, count: 20))
         let call = DBusMessage.call(destination: server.uniqueName, path: "/org/gaend/Bench", interface: "org.gaend.Bench1", member: "Echo", [payload])
@@ -47,7 +49,9 @@ struct DBusBench: AsyncParsableCommand {
             for _ in 0..<calls { _ = try await client.call(call) }
         }
         let sequentialSeconds = Figures.seconds(sequential)
-        print("sequential calls: \(Figures.grouped(Double(calls) / sequentialSeconds))/s, \(Figures.decimals(sequentialSeconds / Double(calls) * 1e6, 1)) µs per round trip")
+        print(
+            "sequential calls: \(Figures.grouped(Double(calls) / sequentialSeconds))/s, \(Figures.decimals(sequentialSeconds / Double(calls) * 1e6, 1)) µs per round trip"
+        )
 
         let inFlight = 64
         let concurrent = try await clock.measure {

@@ -9,5 +9,8 @@ struct GaenBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gaen-bench",
         abstract: "Print throughput figures for gaend's hot paths.",
-        subcommands: [CryptoBench.self, LogBench.self, KeyFileBench.self, HostileKeyFileBench.self, MatchBench.self, DBusBench.self, KeyServerBench.self, KeyServerAttackBench.self])
+        subcommands: [
+            CryptoBench.self, LogBench.self, KeyFileBench.self, HostileKeyFileBench.self, MatchBench.self, DBusBench.self, KeyServerBench.self,
+            KeyServerAttackBench.self,
+        ])
 }

@@ -74,7 +74,8 @@ struct HostileKeyFileBench: ParsableCommand {
     /// fields, and an unknown field (15) of random bytes that keeps the ratio near `ratio`.
     static func body(_ shape: Shape, size: Int, ratio: Int) -> [UInt8] {
         var body: [UInt8] = [0x09] + le64(1_700_000_000) + [0x11] + le64(1_700_086_400) + [0x1A, 2] + Array("US".utf8) + [0x20, 1, 0x28, 1]
-        let info: [UInt8] = [0x1A, 2] + Array("v1".utf8) + [0x22, 3] + Array("310".utf8) + [0x2A, UInt8(SignatureInfo.ecdsaP256SHA256.utf8.count)]
+        let info: [UInt8] =
+            [0x1A, 2] + Array("v1".utf8) + [0x22, 3] + Array("310".utf8) + [0x2A, UInt8(SignatureInfo.ecdsaP256SHA256.utf8.count)]
             + Array(SignatureInfo.ecdsaP256SHA256.utf8)
         body += [0x32, UInt8(info.count)] + info
         var generator = SplitMix64(seed: 16)

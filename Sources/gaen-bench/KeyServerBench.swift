@@ -55,12 +55,16 @@ struct KeyServerBench: AsyncParsableCommand {
 
         // Codes, tokens and certificates: the verification flow, measured on the way.
         let transport = URLSessionTransport()
-        let prepared = try await Self.timed("verification (code, verify, certificate)", count: publishes, concurrency: concurrency, limit: limit, server: process.processIdentifier) {
+        let prepared = try await Self.timed(
+            "verification (code, verify, certificate)", count: publishes, concurrency: concurrency, limit: limit, server: process.processIdentifier
+        ) {
             _ in try await Self.prepareUpload(base: base, transport: transport)
         }
         // The publishes themselves.
         let uploads = Mutex(prepared.values)
-        let published = try await Self.timed("publish (30 keys each)", count: prepared.values.count, concurrency: concurrency, limit: limit, server: process.processIdentifier) { _ in
+        let published = try await Self.timed(
+            "publish (30 keys each)", count: prepared.values.count, concurrency: concurrency, limit: limit, server: process.processIdentifier
+        ) { _ in
             guard let upload = uploads.withLock({ $0.popLast() }) else { return 0 }
             let client = PublishClient(publishURL: base + "/v1/publish", healthAuthorityID: "bench", transport: transport)
             let result = try await client.publish(keys: upload.keys, certificate: upload.certificate, hmacSecret: upload.secret)
@@ -77,8 +81,9 @@ struct KeyServerBench: AsyncParsableCommand {
             throw ValidationError("the export wrote nothing: \(exported)")
         }
         let size = (try? FileManager.default.attributesOfItem(atPath: "\(data)/exports/\(name)")[.size] as? Int) ?? 0
-        print("export of \(Figures.grouped(Double(stored))) keys: \(name), \(Figures.decimals(Double(size) / 1_048_576, 2)) MiB, "
-            + "written in \(Figures.decimals(exportSeconds, 1)) s (gaen-keyserver export, a third process)")
+        print(
+            "export of \(Figures.grouped(Double(stored))) keys: \(name), \(Figures.decimals(Double(size) / 1_048_576, 2)) MiB, "
+                + "written in \(Figures.decimals(exportSeconds, 1)) s (gaen-keyserver export, a third process)")
 
         _ = try await Self.timed("download index.txt", count: indexDownloads, concurrency: concurrency, limit: limit, server: process.processIdentifier) { _ in
             try await Self.download("\(base)/exports/exposureKeyExport-XB/index.txt", transport: transport)
@@ -118,7 +123,8 @@ struct KeyServerBench: AsyncParsableCommand {
             guard let start = today.advanced(by: Int64(-1 - index / 3)).firstInterval,
                 let bytes = Bytes16((0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) })
             else { throw ValidationError("no interval for day \(today)") }
-            return DiagnosisKey(key: try TemporaryExposureKey(keyData: bytes, rollingStartIntervalNumber: start), transmissionRiskLevel: 0, reportType: .confirmedTest)
+            return DiagnosisKey(
+                key: try TemporaryExposureKey(keyData: bytes, rollingStartIntervalNumber: start), transmissionRiskLevel: 0, reportType: .confirmedTest)
         }
         let secret = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
         let certificate = try await verification.certificate(token: verified.token, keysHMAC: TEKHMAC.compute(keys, secret: secret))
@@ -175,8 +181,9 @@ struct KeyServerBench: AsyncParsableCommand {
                 + "\(Figures.grouped(Double(results.count) / seconds))/s; latency p50 \(percentile(0.5)) ms, p99 \(percentile(0.99)) ms, "
                 + "max \(percentile(1.0)) ms\(stopped)")
         if let before = cpuBefore, let after = cpuSeconds(server), !results.isEmpty {
-            print("  server CPU: \(Figures.decimals((after - before) * 1000 / Double(results.count), 2)) ms per request "
-                + "(\(Figures.decimals((after - before) / seconds * 100, 0)) % of one core)")
+            print(
+                "  server CPU: \(Figures.decimals((after - before) * 1000 / Double(results.count), 2)) ms per request "
+                    + "(\(Figures.decimals((after - before) / seconds * 100, 0)) % of one core)")
         }
         return Timed(values: results.map(\.0), seconds: seconds)
     }

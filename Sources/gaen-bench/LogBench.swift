@@ -52,8 +52,12 @@ struct LogBench: AsyncParsableCommand {
         let appendSeconds = Figures.seconds(appendTime)
         let bytes = try Self.segmentBytes(appendData)
         print("gaen-bench log: \(aggregates) aggregates in windows of \(perWindow), fsync per window, in \(root)")
-        print("  appends                   \(Figures.grouped(Double(aggregates) / appendSeconds)) aggregates/s (\(windows.count) fsyncs in \(Figures.decimals(appendSeconds, 2)) s)")
-        print("  on disk                   \(Figures.decimals(Double(bytes) / Double(aggregates), 2)) bytes/aggregate (48 per record; header and window records included)")
+        print(
+            "  appends                   \(Figures.grouped(Double(aggregates) / appendSeconds)) aggregates/s (\(windows.count) fsyncs in \(Figures.decimals(appendSeconds, 2)) s)"
+        )
+        print(
+            "  on disk                   \(Figures.decimals(Double(bytes) / Double(aggregates), 2)) bytes/aggregate (48 per record; header and window records included)"
+        )
 
         // 2. A 14-day log of `perDay` aggregates a day, written without fsync to save time.
         let indexData = DataDirectory(path: root + "/index")

@@ -62,7 +62,8 @@ struct MatchBench: AsyncParsableCommand {
             }
             for number in 0..<planted {
                 let day = firstDay.advanced(by: Int64(number % 13))
-                let key = try TemporaryExposureKey(keyData: Bytes16(words: (generator.next(), generator.next())), rollingStartIntervalNumber: day.firstInterval!)
+                let key = try TemporaryExposureKey(
+                    keyData: Bytes16(words: (generator.next(), generator.next())), rollingStartIntervalNumber: day.firstInterval!)
                 let interval = key.rollingStartIntervalNumber.advanced(by: Int(generator.next() % 144))
                 let (rpik, aemk) = crypto.keys(for: key.keyData)
                 let rpi = crypto.rpi(rpik: rpik, interval: interval)
@@ -125,7 +126,9 @@ struct MatchBench: AsyncParsableCommand {
                     group.addTask {
                         let count = teks.withUnsafeBufferPointer { t in
                             starts.withUnsafeBufferPointer { s in
-                                cgaend_bench_plain_match(t.baseAddress! + range.lowerBound * 16, s.baseAddress! + range.lowerBound, range.count, UnsafeRawPointer(bitPattern: setAddress))
+                                cgaend_bench_plain_match(
+                                    t.baseAddress! + range.lowerBound * 16, s.baseAddress! + range.lowerBound, range.count,
+                                    UnsafeRawPointer(bitPattern: setAddress))
                             }
                         }
                         return count

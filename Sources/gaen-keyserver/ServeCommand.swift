@@ -48,7 +48,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The administrator's API key for POST /admin/codes; visible to local users, prefer --admin-api-key-file.")
     var adminAPIKey: String?
 
-    @Option(help: "A file holding the administrator's API key (else the credential admin-api-key, else $GAEN_KEYSERVER_ADMIN_API_KEY; none: the endpoint is off).")
+    @Option(
+        help: "A file holding the administrator's API key (else the credential admin-api-key, else $GAEN_KEYSERVER_ADMIN_API_KEY; none: the endpoint is off).")
     var adminAPIKeyFile: String?
 
     @Option(help: "The exposure configuration JSON served as /configuration.json.")

@@ -168,7 +168,8 @@ struct Gaend: AsyncParsableCommand {
                 do {
                     let next = try reloader.loadConfiguration()
                     await manager.reload(Self.managerSettings(next))
-                    if next.radio != configuration.radio || next.dataDirectory != configuration.dataDirectory || next.radioSettings != configuration.radioSettings
+                    if next.radio != configuration.radio || next.dataDirectory != configuration.dataDirectory
+                        || next.radioSettings != configuration.radioSettings
                         || next.bus != configuration.bus || next.servers != configuration.servers
                     {
                         logger.warning("configuration reloaded; radio, data directory, bus and server changes take effect at restart")

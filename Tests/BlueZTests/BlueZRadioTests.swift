@@ -29,7 +29,8 @@ struct BlueZRadioTests {
     static func setUp() async throws -> Setup {
         let fixture = try BlueZMockFixture()
         let control = try await DBusConnection.bus(address: fixture.bus.address)
-        _ = try await control.call(destination: "org.bluez", path: "/", interface: "org.bluez.Mock", member: "AddAdapter", [.string("hci0"), .string("gaend test")])
+        _ = try await control.call(
+            destination: "org.bluez", path: "/", interface: "org.bluez.Mock", member: "AddAdapter", [.string("hci0"), .string("gaend test")])
         let bus = try await DBusConnection.bus(address: fixture.bus.address)
         let advertisement = AdvertisementObject()
         try await advertisement.export(on: bus)
@@ -50,7 +51,8 @@ struct BlueZRadioTests {
     /// GetAdvertisements: (sender, path, properties) of each registration.
     static func advertisements(_ setup: Setup) async throws -> [(sender: String, path: String, properties: [String: DBusValue])] {
         try await mock(setup, "GetAdvertisements").first?.arrayElements?.compactMap { entry in
-            guard let fields = entry.structureFields, let sender = fields[0].string, let path = fields[1].objectPath, let properties = fields[2].stringKeyed else { return nil }
+            guard let fields = entry.structureFields, let sender = fields[0].string, let path = fields[1].objectPath, let properties = fields[2].stringKeyed
+            else { return nil }
             return (sender, path, properties.mapValues { $0.variant ?? $0 })
         } ?? []
     }
@@ -86,17 +88,20 @@ struct BlueZRadioTests {
     @Test func refusalsAreRetriedAndAPersistentOneIsReported() async throws {
         let setup = try await Self.setUp()
         let address = BluetoothAddress([0x3A, 0, 0, 0, 0, 1])!
-        _ = try await Self.mock(setup, "FailNextRegistrations", [.string("hci0"), .string("org.bluez.Error.NotPermitted"), .string("Maximum advertisements reached"), .uint32(2)])
+        _ = try await Self.mock(
+            setup, "FailNextRegistrations", [.string("hci0"), .string("org.bluez.Error.NotPermitted"), .string("Maximum advertisements reached"), .uint32(2)])
         try await setup.radio.advertise(Self.frame(1), from: address, interval: 0x0140...0x01B0)
         #expect(try await Self.advertisements(setup).count == 1)
         #expect(setup.sleeps.recorded == [.milliseconds(250), .milliseconds(500)])
 
         // Unregistering what bluetoothd no longer has is not an error.
-        _ = try await Self.mock(setup, "FailNextUnregistrations", [.string("hci0"), .string("org.bluez.Error.DoesNotExist"), .string("Does Not Exist"), .uint32(1)])
+        _ = try await Self.mock(
+            setup, "FailNextUnregistrations", [.string("hci0"), .string("org.bluez.Error.DoesNotExist"), .string("Does Not Exist"), .uint32(1)])
         try await setup.radio.advertise(Self.frame(2), from: address, interval: 0x0140...0x01B0)
         #expect(try await Self.advertisements(setup).first?.properties["ServiceData"]?.stringKeyed?["FD6F"]?.variant?.bytes?.first == 2)
 
-        _ = try await Self.mock(setup, "FailNextRegistrations", [.string("hci0"), .string("org.bluez.Error.Failed"), .string("Failed to register advertisement"), .uint32(100)])
+        _ = try await Self.mock(
+            setup, "FailNextRegistrations", [.string("hci0"), .string("org.bluez.Error.Failed"), .string("Failed to register advertisement"), .uint32(100)])
         await #expect {
             try await setup.radio.advertise(Self.frame(3), from: address, interval: 0x0140...0x01B0)
         } throws: { error in

@@ -16,7 +16,10 @@ import Testing
     static func added(_ path: String, _ properties: [String: DBusValue]) -> DBusMessage {
         .signal(
             path: "/", interface: BlueZNames.objectManager, member: "InterfacesAdded",
-            [.objectPath(path), .dictionary(key: .string, value: .dictionary(key: .string, value: .variant), [.init(.string(BlueZNames.device), .properties(properties))])])
+            [
+                .objectPath(path),
+                .dictionary(key: .string, value: .dictionary(key: .string, value: .variant), [.init(.string(BlueZNames.device), .properties(properties))]),
+            ])
     }
 
     static func changed(_ path: String, _ interface: String, _ properties: [String: DBusValue]) -> DBusMessage {
@@ -30,7 +33,10 @@ import Testing
     @Test func aNewDeviceAndItsLaterReportsAreSightings() throws {
         var interpreter = BlueZSignalInterpreter(adapterPath: "/org/bluez/hci0")
         let first = interpreter.handle(
-            Self.added(Self.device, ["Address": .string("3A:5B:7C:9D:1E:2F"), "AddressType": .string("random"), "RSSI": .int16(-67), "ServiceData": Self.serviceData(Self.payload)]))
+            Self.added(
+                Self.device,
+                ["Address": .string("3A:5B:7C:9D:1E:2F"), "AddressType": .string("random"), "RSSI": .int16(-67), "ServiceData": Self.serviceData(Self.payload)])
+        )
         guard case .sighting(let sighting)? = first.first else {
             Issue.record("no sighting: \(first)")
             return
@@ -43,7 +49,8 @@ import Testing
         let second = interpreter.handle(Self.changed(Self.device, BlueZNames.device, ["RSSI": .int16(-71)]))
         #expect(second == [.sighting(Sighting(payload: sighting.payload, rssi: -71, address: sighting.address))])
         // New service data with the RSSI: the new payload.
-        let third = interpreter.handle(Self.changed(Self.device, BlueZNames.device, ["RSSI": .int16(127), "ServiceData": Self.serviceData(Array(repeating: 9, count: 20))]))
+        let third = interpreter.handle(
+            Self.changed(Self.device, BlueZNames.device, ["RSSI": .int16(127), "ServiceData": Self.serviceData(Array(repeating: 9, count: 20))]))
         guard case .sighting(let changed)? = third.first else {
             Issue.record("no sighting: \(third)")
             return
@@ -51,12 +58,16 @@ import Testing
         #expect(changed.rssi == 127)
         #expect(changed.payload.serviceDataValue == Array(repeating: 9, count: 20))
         // Service data that is not 20 bytes is no payload: counted, not reported.
-        #expect(interpreter.handle(Self.changed(Self.device, BlueZNames.device, ["RSSI": .int16(-60), "ServiceData": Self.serviceData(Array(repeating: 9, count: 19))])).isEmpty)
+        #expect(
+            interpreter.handle(
+                Self.changed(Self.device, BlueZNames.device, ["RSSI": .int16(-60), "ServiceData": Self.serviceData(Array(repeating: 9, count: 19))])
+            ).isEmpty)
         #expect(interpreter.malformedServiceData == 1)
         // Service data alone is not a report.
         #expect(interpreter.handle(Self.changed(Self.device, BlueZNames.device, ["ServiceData": Self.serviceData(Self.payload)])).isEmpty)
         // Removed: a later change of it is nobody's.
-        _ = interpreter.handle(.signal(path: "/", interface: BlueZNames.objectManager, member: "InterfacesRemoved", [.objectPath(Self.device), .strings([BlueZNames.device])]))
+        _ = interpreter.handle(
+            .signal(path: "/", interface: BlueZNames.objectManager, member: "InterfacesRemoved", [.objectPath(Self.device), .strings([BlueZNames.device])]))
         #expect(interpreter.knownDevices == 0)
         #expect(interpreter.handle(Self.changed(Self.device, BlueZNames.device, ["RSSI": .int16(-50)])).isEmpty)
     }
@@ -64,17 +75,36 @@ import Testing
     @Test func otherServicesOtherAdaptersAndMalformedSignalsAreIgnored() {
         var interpreter = BlueZSignalInterpreter(adapterPath: "/org/bluez/hci0")
         let heartRate = "0000180d-0000-1000-8000-00805f9b34fb"
-        #expect(interpreter.handle(Self.added(Self.device, ["Address": .string("3A:5B:7C:9D:1E:2F"), "RSSI": .int16(-60), "ServiceData": Self.serviceData([1, 2], uuid: heartRate)])).isEmpty)
+        #expect(
+            interpreter.handle(
+                Self.added(
+                    Self.device, ["Address": .string("3A:5B:7C:9D:1E:2F"), "RSSI": .int16(-60), "ServiceData": Self.serviceData([1, 2], uuid: heartRate)])
+            ).isEmpty)
         #expect(interpreter.handle(Self.added(Self.device, ["Address": .string("3A:5B:7C:9D:1E:2F"), "RSSI": .int16(-60)])).isEmpty)
-        #expect(interpreter.handle(Self.added("/org/bluez/hci1/dev_3A_5B_7C_9D_1E_2F", ["Address": .string("3A:5B:7C:9D:1E:2F"), "RSSI": .int16(-60), "ServiceData": Self.serviceData(Self.payload)])).isEmpty)
+        #expect(
+            interpreter.handle(
+                Self.added(
+                    "/org/bluez/hci1/dev_3A_5B_7C_9D_1E_2F",
+                    ["Address": .string("3A:5B:7C:9D:1E:2F"), "RSSI": .int16(-60), "ServiceData": Self.serviceData(Self.payload)])
+            ).isEmpty)
         // A ServiceData of the wrong shape (the stock template's aa{sv}) is no service data.
-        #expect(interpreter.handle(Self.added(Self.device, ["Address": .string("3A:5B:7C:9D:1E:2F"), "RSSI": .int16(-60), "ServiceData": .array(element: .dictionary(key: .string, value: .variant), [])])).isEmpty)
+        #expect(
+            interpreter.handle(
+                Self.added(
+                    Self.device,
+                    [
+                        "Address": .string("3A:5B:7C:9D:1E:2F"), "RSSI": .int16(-60),
+                        "ServiceData": .array(element: .dictionary(key: .string, value: .variant), []),
+                    ])
+            ).isEmpty)
         // Wrong signatures are counted, not trusted.
         #expect(interpreter.handle(.signal(path: "/", interface: BlueZNames.objectManager, member: "InterfacesAdded", [.string("x")])).isEmpty)
         #expect(interpreter.handle(.signal(path: Self.device, interface: BlueZNames.properties, member: "PropertiesChanged", [.int32(1)])).isEmpty)
         #expect(interpreter.malformed == 2)
         // An address that is not one.
-        #expect(interpreter.handle(Self.added(Self.device, ["Address": .string("nonsense"), "RSSI": .int16(-60), "ServiceData": Self.serviceData(Self.payload)])).isEmpty)
+        #expect(
+            interpreter.handle(Self.added(Self.device, ["Address": .string("nonsense"), "RSSI": .int16(-60), "ServiceData": Self.serviceData(Self.payload)]))
+                .isEmpty)
         #expect(interpreter.malformed == 3)
     }
 
@@ -82,17 +112,37 @@ import Testing
         var interpreter = BlueZSignalInterpreter(adapterPath: "/org/bluez/hci0")
         let adapterAdded = DBusMessage.signal(
             path: "/", interface: BlueZNames.objectManager, member: "InterfacesAdded",
-            [.objectPath("/org/bluez/hci0"), .dictionary(key: .string, value: .dictionary(key: .string, value: .variant), [.init(.string(BlueZNames.adapter), .properties(["Powered": .boolean(true)]))])])
+            [
+                .objectPath("/org/bluez/hci0"),
+                .dictionary(
+                    key: .string, value: .dictionary(key: .string, value: .variant),
+                    [.init(.string(BlueZNames.adapter), .properties(["Powered": .boolean(true)]))]),
+            ])
         #expect(interpreter.handle(adapterAdded) == [.adapterPresent(true), .powered(true)])
-        #expect(interpreter.handle(Self.changed("/org/bluez/hci0", BlueZNames.adapter, ["Powered": .boolean(false), "Discovering": .boolean(false)])) == [.powered(false)])
+        #expect(
+            interpreter.handle(Self.changed("/org/bluez/hci0", BlueZNames.adapter, ["Powered": .boolean(false), "Discovering": .boolean(false)])) == [
+                .powered(false)
+            ])
         #expect(interpreter.handle(Self.changed("/org/bluez/hci1", BlueZNames.adapter, ["Powered": .boolean(true)])).isEmpty)
         #expect(
-            interpreter.handle(.signal(path: "/", interface: BlueZNames.objectManager, member: "InterfacesRemoved", [.objectPath("/org/bluez/hci0"), .strings([BlueZNames.adapter])]))
+            interpreter.handle(
+                .signal(
+                    path: "/", interface: BlueZNames.objectManager, member: "InterfacesRemoved",
+                    [.objectPath("/org/bluez/hci0"), .strings([BlueZNames.adapter])]))
                 == [.adapterPresent(false)])
         let managed = DBusValue.dictionary(
             key: .objectPath, value: .dictionary(key: .string, value: .dictionary(key: .string, value: .variant)),
-            [.init(.objectPath("/org/bluez/hci0"), .dictionary(key: .string, value: .dictionary(key: .string, value: .variant), [.init(.string(BlueZNames.adapter), .properties(["Powered": .boolean(true)]))]))])
+            [
+                .init(
+                    .objectPath("/org/bluez/hci0"),
+                    .dictionary(
+                        key: .string, value: .dictionary(key: .string, value: .variant),
+                        [.init(.string(BlueZNames.adapter), .properties(["Powered": .boolean(true)]))]))
+            ])
         #expect(BlueZSignalInterpreter.adapterState(in: managed, adapterPath: "/org/bluez/hci0") == [.adapterPresent(true), .powered(true)])
-        #expect(BlueZSignalInterpreter.adapterState(in: .dictionary(key: .objectPath, value: .dictionary(key: .string, value: .dictionary(key: .string, value: .variant)), []), adapterPath: "/org/bluez/hci0") == [.adapterPresent(false)])
+        #expect(
+            BlueZSignalInterpreter.adapterState(
+                in: .dictionary(key: .objectPath, value: .dictionary(key: .string, value: .dictionary(key: .string, value: .variant)), []),
+                adapterPath: "/org/bluez/hci0") == [.adapterPresent(false)])
     }
 }

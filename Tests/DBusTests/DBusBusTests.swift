@@ -19,9 +19,14 @@ import Testing
             .int64(Int64.min), .uint64(UInt64.max), .double(-0.5), .string("grüße ✓"), .string(""), .objectPath("/org/gaend/x_1"),
             .signature("a{oa{sa{sv}}}"), .bytes([]), .bytes(Array(0...255)), .strings(["a", "b"]),
             .properties(["Type": .string("broadcast"), "ServiceData": .properties(["FD6F": .bytes([1, 2, 3])]), "Min": .uint32(200)]),
-            .dictionary(key: .objectPath, value: .dictionary(key: .string, value: .dictionary(key: .string, value: .variant)), [
-                .init(.objectPath("/a"), .dictionary(key: .string, value: .dictionary(key: .string, value: .variant), [.init(.string("org.x.Y1"), .properties(["P": .int16(-3)]))]))
-            ]),
+            .dictionary(
+                key: .objectPath, value: .dictionary(key: .string, value: .dictionary(key: .string, value: .variant)),
+                [
+                    .init(
+                        .objectPath("/a"),
+                        .dictionary(
+                            key: .string, value: .dictionary(key: .string, value: .variant), [.init(.string("org.x.Y1"), .properties(["P": .int16(-3)]))]))
+                ]),
             .dictionary(key: .uint64, value: .double, []),
             .structure([.byte(1), .string("two"), .array(element: .structure([.int32, .boolean]), [.structure([.int32(3), .boolean(true)])])]),
             .variant(.variant(.int32(9))),
@@ -55,14 +60,16 @@ import Testing
         let client = try await DBusConnection.bus(address: bus.address)
         try await server.export("/org/gaend/Echo", interfaces: Self.echoObject())
         for sample in Self.samples {
-            let reply = try await client.call(destination: server.uniqueName, path: "/org/gaend/Echo", interface: Self.echoInterface, member: "Echo", [.variant(sample)])
+            let reply = try await client.call(
+                destination: server.uniqueName, path: "/org/gaend/Echo", interface: Self.echoInterface, member: "Echo", [.variant(sample)])
             #expect(reply == [.variant(sample)], "\(sample.type)")
         }
         // A descriptor arrives as a duplicate of the one sent: a pipe written through it is read here.
         var ends: [Int32] = [-1, -1]
         #expect(pipe(&ends) == 0)
         let sent = DBusFileDescriptor(owning: ends[1])
-        let reply = try await client.call(destination: server.uniqueName, path: "/org/gaend/Echo", interface: Self.echoInterface, member: "Echo", [.variant(.unixFD(sent))])
+        let reply = try await client.call(
+            destination: server.uniqueName, path: "/org/gaend/Echo", interface: Self.echoInterface, member: "Echo", [.variant(.unixFD(sent))])
         guard case .variant(.unixFD(let received)) = reply.first else {
             Issue.record("no descriptor came back: \(reply)")
             return
@@ -79,7 +86,9 @@ import Testing
         let server = try await DBusConnection.bus(address: bus.address)
         let client = try await DBusConnection.bus(address: bus.address)
         try await server.export("/org/gaend/Echo", interfaces: Self.echoObject())
-        func error(_ member: String, _ arguments: [DBusValue], path: String = "/org/gaend/Echo", interface: String? = DBusBusTests.echoInterface) async -> DBusError? {
+        func error(_ member: String, _ arguments: [DBusValue], path: String = "/org/gaend/Echo", interface: String? = DBusBusTests.echoInterface) async
+            -> DBusError?
+        {
             do {
                 _ = try await client.call(destination: server.uniqueName, path: path, interface: interface, member: member, arguments)
                 return nil
@@ -93,10 +102,13 @@ import Testing
         #expect(await error("Echo", [.variant(.byte(1))], interface: "org.gaend.Other1")?.name == .unknownInterface)
         #expect(await error("Echo", [.variant(.byte(1))], path: "/org/gaend/Nothing")?.name == .unknownObject)
         #expect(await error("Fail", []) == DBusError("org.gaend.Error.Test", "failed on purpose"))
-        #expect(await error("Set", [.string(Self.echoInterface), .string("Constant"), .variant(.uint32(1))], interface: "org.freedesktop.DBus.Properties")?.name == .propertyReadOnly)
+        #expect(
+            await error("Set", [.string(Self.echoInterface), .string("Constant"), .variant(.uint32(1))], interface: "org.freedesktop.DBus.Properties")?.name
+                == .propertyReadOnly)
         #expect(await error("Get", [.string(Self.echoInterface), .string("Missing")], interface: "org.freedesktop.DBus.Properties")?.name == .unknownProperty)
         // Without an interface the member alone finds the method.
-        #expect(try await client.call(destination: server.uniqueName, path: "/org/gaend/Echo", interface: nil, member: "Upper", [.string("a")]) == [.string("A")])
+        #expect(
+            try await client.call(destination: server.uniqueName, path: "/org/gaend/Echo", interface: nil, member: "Upper", [.string("a")]) == [.string("A")])
         // Bad names are refused here, before libdbus (which would abort the process).
         await #expect(throws: DBusError.self) {
             _ = try await client.call(destination: server.uniqueName, path: "bad path", interface: nil, member: "Upper", [])
@@ -110,19 +122,24 @@ import Testing
         let registrar = try await DBusConnection.bus(address: bus.address)
         let client = try await DBusConnection.bus(address: bus.address)
         try await client.export(
-            "/org/gaend/Advertisement", interfaces: [DBusInterface(name: "org.bluez.LEAdvertisement1", properties: [DBusProperty("Type", .string) { .string("broadcast") }])])
+            "/org/gaend/Advertisement",
+            interfaces: [DBusInterface(name: "org.bluez.LEAdvertisement1", properties: [DBusProperty("Type", .string) { .string("broadcast") }])])
         try await registrar.export(
-            "/", interfaces: [
-                DBusInterface(name: "org.gaend.Registrar1", methods: [
-                    DBusMethod("Register", inputs: [.init("object", .objectPath)], outputs: [.init("type", .string)]) { call in
-                        let properties = try await registrar.call(
-                            destination: call.sender, path: call.arguments[0].objectPath!, interface: "org.freedesktop.DBus.Properties", member: "GetAll",
-                            [.string("org.bluez.LEAdvertisement1")])
-                        return [properties[0].stringKeyed?["Type"]?.variant ?? .string("none")]
-                    }
-                ])
+            "/",
+            interfaces: [
+                DBusInterface(
+                    name: "org.gaend.Registrar1",
+                    methods: [
+                        DBusMethod("Register", inputs: [.init("object", .objectPath)], outputs: [.init("type", .string)]) { call in
+                            let properties = try await registrar.call(
+                                destination: call.sender, path: call.arguments[0].objectPath!, interface: "org.freedesktop.DBus.Properties", member: "GetAll",
+                                [.string("org.bluez.LEAdvertisement1")])
+                            return [properties[0].stringKeyed?["Type"]?.variant ?? .string("none")]
+                        }
+                    ])
             ])
-        let reply = try await client.call(destination: registrar.uniqueName, path: "/", interface: "org.gaend.Registrar1", member: "Register", [.objectPath("/org/gaend/Advertisement")])
+        let reply = try await client.call(
+            destination: registrar.uniqueName, path: "/", interface: "org.gaend.Registrar1", member: "Register", [.objectPath("/org/gaend/Advertisement")])
         #expect(reply == [.string("broadcast")])
     }
 
@@ -155,7 +172,8 @@ import Testing
         let client = try await DBusConnection.bus(address: bus.address)
         try await server.export("/org/gaend/Echo", interfaces: Self.echoObject())
         await #expect {
-            _ = try await client.call(.call(destination: server.uniqueName, path: "/org/gaend/Echo", interface: Self.echoInterface, member: "Hang"), timeout: .milliseconds(200))
+            _ = try await client.call(
+                .call(destination: server.uniqueName, path: "/org/gaend/Echo", interface: Self.echoInterface, member: "Hang"), timeout: .milliseconds(200))
         } throws: { ($0 as? DBusError)?.name == .noReply }
     }
 
@@ -243,7 +261,8 @@ import Testing
         #expect(signal?.member == "InterfacesAdded")
         #expect(signal?.body.first == .objectPath("/org/gaend/Echo"))
         #expect(signal?.body.last?.stringKeyed?[Self.echoInterface]?.stringKeyed?["Constant"] == .variant(.uint32(42)))
-        let managed = try await client.call(destination: server.uniqueName, path: "/org/gaend", interface: "org.freedesktop.DBus.ObjectManager", member: "GetManagedObjects")
+        let managed = try await client.call(
+            destination: server.uniqueName, path: "/org/gaend", interface: "org.freedesktop.DBus.ObjectManager", member: "GetManagedObjects")
         #expect(managed.first?.pathKeyed?.keys.sorted() == ["/org/gaend/Echo"])
         try server.unexport("/org/gaend/Echo")
         let removed = await iterator.next()
@@ -259,11 +278,14 @@ import Testing
         try await server.export(
             "/org/gaend/Settable",
             interfaces: [
-                DBusInterface(name: Self.echoInterface, properties: [
-                    DBusProperty("Name", .string, get: { .string(stored.withLock { $0 }) }, set: { value in stored.withLock { $0 = value.string! } })
-                ])
+                DBusInterface(
+                    name: Self.echoInterface,
+                    properties: [
+                        DBusProperty("Name", .string, get: { .string(stored.withLock { $0 }) }, set: { value in stored.withLock { $0 = value.string! } })
+                    ])
             ])
-        let changes = try await client.signals(matching: DBusMatchRule(sender: server.uniqueName, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+        let changes = try await client.signals(
+            matching: DBusMatchRule(sender: server.uniqueName, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
         _ = try await client.call(
             destination: server.uniqueName, path: "/org/gaend/Settable", interface: "org.freedesktop.DBus.Properties", member: "Set",
             [.string(Self.echoInterface), .string("Name"), .variant(.string("second"))])
@@ -287,7 +309,8 @@ import Testing
         #expect(!client.isConnected)
         for await _ in stream {}  // finished, not hanging
         await #expect {
-            _ = try await client.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "ListNames")
+            _ = try await client.call(
+                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "ListNames")
         } throws: { ($0 as? DBusError)?.name == .disconnected }
     }
 }

@@ -99,7 +99,11 @@ import Testing
                 == .invalidArgs)
         // What is routed is decoded, within the budget.
         #expect(await error("/org/gaend/Echo", DBusBusTests.echoInterface, "Echo", [.variant(large)]) == .limitsExceeded)
-        #expect(try await client.call(destination: server.uniqueName, path: "/org/gaend/Echo", interface: DBusBusTests.echoInterface, member: "Upper", [.string("a")]) == [.string("A")])
+        #expect(
+            try await client.call(
+                destination: server.uniqueName, path: "/org/gaend/Echo", interface: DBusBusTests.echoInterface, member: "Upper", [.string("a")]) == [
+                    .string("A")
+                ])
 
         // Signals: only a subscription's, and from its sender. Each batch ends with a small marker
         // signal, so when it arrives everything sent before has been seen or dropped.
@@ -127,7 +131,8 @@ import Testing
         let bus = try DBusDaemonFixture()
         let limited = try await DBusConnection.bus(address: bus.address, limits: DBusLimits(maximumMessageSize: 64 * 1024))
         let sender = try await DBusConnection.bus(address: bus.address)
-        var message = DBusMessage.signal(path: "/org/gaend/Test", interface: "org.gaend.Test1", member: "Data", [.bytes(Array(repeating: 1, count: 128 * 1024))])
+        var message = DBusMessage.signal(
+            path: "/org/gaend/Test", interface: "org.gaend.Test1", member: "Data", [.bytes(Array(repeating: 1, count: 128 * 1024))])
         message.destination = limited.uniqueName
         try sender.send(message)
         await limited.disconnected()

@@ -12,7 +12,8 @@ import Testing
         let server = try await DBusConnection.bus(address: bus.address)
         #expect(try await server.requestName("org.gaend.Test") == .primaryOwner)
         try await server.export("/org/gaend/Echo", interfaces: DBusBusTests.echoObject())
-        let busctl = try await ToolRunner.runProgramDetached("/usr/bin/busctl", ["--address=\(bus.address)", "introspect", "org.gaend.Test", "/org/gaend/Echo"])
+        let busctl = try await ToolRunner.runProgramDetached(
+            "/usr/bin/busctl", ["--address=\(bus.address)", "introspect", "org.gaend.Test", "/org/gaend/Echo"])
         #expect(busctl.status == 0, "\(busctl.standardError)")
         for line in [".Echo", ".Upper", ".Constant", ".Happened", "org.freedesktop.DBus.Properties", "org.freedesktop.DBus.Introspectable"] {
             #expect(busctl.standardOutput.contains(line), "busctl introspect lacks \(line)")
@@ -45,14 +46,21 @@ import Testing
         #expect(upper.standardOutput == "s \"HELLO\"\n")
         let echo = try await ToolRunner.runProgramDetached(
             "/usr/bin/busctl",
-            ["--address=\(bus.address)", "call", "--", "org.gaend.Test", "/org/gaend/Echo", "org.gaend.Test1", "Echo", "v", "a{sv}", "2", "A", "ay", "2", "1", "2", "B", "(ib)", "-5", "true"])
+            [
+                "--address=\(bus.address)", "call", "--", "org.gaend.Test", "/org/gaend/Echo", "org.gaend.Test1", "Echo", "v", "a{sv}", "2", "A", "ay", "2",
+                "1", "2", "B", "(ib)", "-5", "true",
+            ])
         #expect(echo.standardOutput == "v a{sv} 2 \"A\" ay 2 1 2 \"B\" (ib) -5 true\n", "\(echo.standardError)")
         let failure = try await ToolRunner.runProgramDetached(
             "/usr/bin/busctl", ["--address=\(bus.address)", "call", "org.gaend.Test", "/org/gaend/Echo", "org.gaend.Test1", "Fail"])
         #expect(failure.status != 0)
         #expect(failure.standardError.contains("failed on purpose"))
         let gdbus = try await ToolRunner.runProgramDetached(
-            "/usr/bin/gdbus", ["call", "--address", bus.address, "--dest", "org.gaend.Test", "--object-path", "/org/gaend/Echo", "--method", "org.gaend.Test1.Echo", "<@a{sv} {'k': <uint16 7>}>"])
+            "/usr/bin/gdbus",
+            [
+                "call", "--address", bus.address, "--dest", "org.gaend.Test", "--object-path", "/org/gaend/Echo", "--method", "org.gaend.Test1.Echo",
+                "<@a{sv} {'k': <uint16 7>}>",
+            ])
         #expect(gdbus.standardOutput == "(<{'k': <uint16 7>}>,)\n", "\(gdbus.standardError)")
         let property = try await ToolRunner.runProgramDetached(
             "/usr/bin/busctl", ["--address=\(bus.address)", "get-property", "org.gaend.Test", "/org/gaend/Echo", "org.gaend.Test1", "Constant"])

@@ -40,7 +40,8 @@ import Testing
         #expect(v1.isV1Only)
         #expect(v1.v1?.attenuationWeight == 50)
 
-        let perDay = try ExposureConfiguration(json: Data(#"{"attenuationDurationThresholds":[55,63],"factorLow":1,"factorMedium":0.5,"triggerThreshold":15}"#.utf8))
+        let perDay = try ExposureConfiguration(
+            json: Data(#"{"attenuationDurationThresholds":[55,63],"factorLow":1,"factorMedium":0.5,"triggerThreshold":15}"#.utf8))
         #expect(perDay.perDay == PerDayConfiguration())
         #expect(perDay.v2 == nil && perDay.v1 == nil)
     }
@@ -52,7 +53,10 @@ import Testing
         (#"{"durationLevelValues":[1,2,3,4,5,6,7,9]}"#, "durationLevelValues: every score must be 0...8"),
         (#"{"attenuationDurationThresholds":[70,50]}"#, "attenuationDurationThresholds: [70, 50] must be strictly increasing"),
         (#"{"infectiousnessForDaysSinceOnsetOfSymptoms":{"15":1}}"#, #"infectiousnessForDaysSinceOnsetOfSymptoms["15"]: days since onset must be -14...14"#),
-        (#"{"infectiousnessForDaysSinceOnsetOfSymptoms":{"0":3}}"#, #"infectiousnessForDaysSinceOnsetOfSymptoms["0"]: 3 is not 0 (none), 1 (standard) or 2 (high)"#),
+        (
+            #"{"infectiousnessForDaysSinceOnsetOfSymptoms":{"0":3}}"#,
+            #"infectiousnessForDaysSinceOnsetOfSymptoms["0"]: 3 is not 0 (none), 1 (standard) or 2 (high)"#
+        ),
         (#"{"reportTypeNoneMap":5}"#, "reportTypeNoneMap: 5 is not an integer in 0...4"),
         (#"{"minimumRiskScore":5000}"#, "minimumRiskScore: 5000 is not an integer in 0...4096"),
         (#"{"riskScoreFormula":"average","durationWeight":10}"#, "riskScoreFormula: average is neither"),

@@ -127,7 +127,9 @@ import Testing
         // Detached: on the global pool, as in the daemon, not on this suite's own threads.
         let statistics = try await Task.detached {
             try await matcher.match(keys, parallelism: workers) { count in
-                let total = observed.done.withLock { $0 += count; return $0 }
+                let total = observed.done.withLock {
+                    $0 += count; return $0
+                }
                 if total == count {
                     Task.detached { observed.seenByLatecomer.withLock { $0 = observed.done.withLock { $0 } } }
                 }

@@ -174,7 +174,8 @@ import Testing
     /// after the upgrade until they age out, and survive the next save of the state file.
     @Test func windowsOfThePreviousStateFormatAreKept() async throws {
         _ = try wearer.data.prepare()
-        let window = #"[{"day":"2020-04-03","report_type":"confirmed-test","infectiousness":"standard","calibration_confidence":"low","scan_instances":[{"typical_attenuation":60,"minimum_attenuation":58,"seconds_since_last_scan":300}]}]"#
+        let window =
+            #"[{"day":"2020-04-03","report_type":"confirmed-test","infectiousness":"standard","calibration_confidence":"low","scan_instances":[{"typical_attenuation":60,"minimum_attenuation":58,"seconds_since_last_scan":300}]}]"#
         let old = JSONValue.object([
             ("last_detection", .int(UnixTime.vectorDay.adding(seconds: 86_400).seconds)), ("last_error", .null), ("next_detection", .null),
             ("last_result", .string("{}")), ("windows", .string(window)),

@@ -36,7 +36,8 @@ import Testing
         }
         let writer = KeyFileWriter(signingKey: wearer.signing, keyID: "310", keyVersion: "v1")
         let heard = WearerFixture.key(WearerFixture.heard, .selfReport)
-        let zip = try writer.archive(KeyExport(region: "US", keys: strangers + [heard, heard], revisedKeys: [WearerFixture.key(WearerFixture.heard, .confirmedTest)]))
+        let zip = try writer.archive(
+            KeyExport(region: "US", keys: strangers + [heard, heard], revisedKeys: [WearerFixture.key(WearerFixture.heard, .confirmedTest)]))
         let order = try KeyFile(zip: zip, policy: try policy).export.keys
         #expect(order[8191] == heard && order[8192] == heard)
         let rounds = try await run([("1.zip", zip)], parallelism: 1)

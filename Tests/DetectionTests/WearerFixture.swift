@@ -53,7 +53,8 @@ struct WearerFixture {
                     start: seen, end: seen.adding(seconds: 4), reports: 1, exposureNotificationReports: 1, aggregates: 1,
                     previousScanEnd: seen.adding(seconds: -250), monotonicMilliseconds: 4000),
                 aggregates: [
-                    ContactAggregate(rpi: rpi, aem: aem, firstSeen: seen, lastSeen: seen, reports: 1, rssi: summary, previousScanEnd: seen.adding(seconds: -250))
+                    ContactAggregate(
+                        rpi: rpi, aem: aem, firstSeen: seen, lastSeen: seen, reports: 1, rssi: summary, previousScanEnd: seen.adding(seconds: -250))
                 ])
         }
     }

@@ -20,11 +20,12 @@ let v1Now = UTCDay(daysSinceEpoch: 18_357).start.adding(seconds: 43_200)
     @Test func theWorkedExampleGivesItsWindowsAndScanInstances() {
         let windows = WindowBuilder.windows(for: workedExample, configuration: standard)
         #expect(windows.count == 2)
-        #expect(windows[0].scanInstances == [
-            ScanInstance(typicalAttenuation: 61, minimumAttenuation: 58, secondsSinceLastScan: 300),
-            ScanInstance(typicalAttenuation: 68, minimumAttenuation: 68, secondsSinceLastScan: 240),
-            ScanInstance(typicalAttenuation: 79, minimumAttenuation: 78, secondsSinceLastScan: 240),
-        ])
+        #expect(
+            windows[0].scanInstances == [
+                ScanInstance(typicalAttenuation: 61, minimumAttenuation: 58, secondsSinceLastScan: 300),
+                ScanInstance(typicalAttenuation: 68, minimumAttenuation: 68, secondsSinceLastScan: 240),
+                ScanInstance(typicalAttenuation: 79, minimumAttenuation: 78, secondsSinceLastScan: 240),
+            ])
         #expect(windows[1].scanInstances == [ScanInstance(typicalAttenuation: 53, minimumAttenuation: 53, secondsSinceLastScan: 300)])
         #expect(windows.allSatisfy { $0.day == UTCDay(daysSinceEpoch: 18_354) })
         #expect(windows[0].calibrationConfidence == .low)
@@ -94,7 +95,9 @@ let v1Now = UTCDay(daysSinceEpoch: 18_357).start.adding(seconds: 43_200)
         let today = UTCDay(daysSinceEpoch: 18_354)
         for key in [diagnosisKey(report: .revoked, days: 0), diagnosisKey(report: .unknown, days: 0), diagnosisKey(days: 5)] {
             let windows = WindowBuilder.windows(for: KeyMatch(key: key, sightings: workedExample.sightings), configuration: configuration)
-            #expect(DailySummaryScorer.summaries(windows, configuration: configuration, today: today).isEmpty, "\(key.reportType) \(String(describing: key.daysSinceOnsetOfSymptoms))")
+            #expect(
+                DailySummaryScorer.summaries(windows, configuration: configuration, today: today).isEmpty,
+                "\(key.reportType) \(String(describing: key.daysSinceOnsetOfSymptoms))")
         }
     }
 

@@ -100,7 +100,8 @@ final class RecordingObserver: DetectionObserver {
     @Test func theHealthAuthoritysConfigurationIsFetchedAndTheLastGoodOneKept() async throws {
         try await prepare()
         let url = server.baseURL + "/configuration.json"
-        let halves = #"{"immediateDurationWeight":50,"nearDurationWeight":50,"mediumDurationWeight":50,"otherDurationWeight":50,"infectiousnessForDaysSinceOnsetOfSymptoms":{"0":1}}"#
+        let halves =
+            #"{"immediateDurationWeight":50,"nearDurationWeight":50,"mediumDurationWeight":50,"otherDurationWeight":50,"infectiousnessForDaysSinceOnsetOfSymptoms":{"0":1}}"#
         try await server.set(["/configuration.json": .text(halves)])
         let first = try await worker(configurationURL: url).runNow()
         // The served weights (50 %), not the worker's own (100 %): 300 of 600 seconds.

@@ -112,4 +112,3 @@ import Testing
         #expect(outcomes.gaen > 0 && outcomes.notGAEN > 0 && outcomes.errors > 0)
     }
 }
-

@@ -26,8 +26,10 @@ import Testing
         // Bits 3:2 mean nothing in version 1.0; a reader reports LOWEST, as Google's does.
         let metadata = BluetoothMetadata([0x4C, 0x00, 0x00, 0x00])
         #expect(metadata?.calibrationConfidence == .lowest)
-        #expect(BluetoothMetadata.version1_0(txPower: 0) == BluetoothMetadata(
-            majorVersion: 1, minorVersion: 0, calibrationConfidence: .high, txPower: 0))
+        #expect(
+            BluetoothMetadata.version1_0(txPower: 0)
+                == BluetoothMetadata(
+                    majorVersion: 1, minorVersion: 0, calibrationConfidence: .high, txPower: 0))
     }
 
     @Test func txPowerIsSigned() {

@@ -34,4 +34,3 @@ struct Vectors: Decodable {
         return try JSONDecoder().decode(Vectors.self, from: Data(contentsOf: url))
     }
 }
-

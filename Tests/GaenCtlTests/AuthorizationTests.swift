@@ -14,7 +14,8 @@ struct AuthorizationTests {
     /// included, its user "gaend" mapped to root (the test's daemon) and group "gaend" to `group`.
     static func systemLikeBus(group: String) throws -> DBusDaemonFixture {
         let shipped = try String(contentsOfFile: BumbleFixture.root.appendingPathComponent("dbus-policy/org.gaend.conf").path, encoding: .utf8)
-        let mapped = shipped.replacingOccurrences(of: #"user="gaend""#, with: #"user="root""#).replacingOccurrences(of: #"group="gaend""#, with: #"group="\#(group)""#)
+        let mapped = shipped.replacingOccurrences(of: #"user="gaend""#, with: #"user="root""#).replacingOccurrences(
+            of: #"group="gaend""#, with: #"group="\#(group)""#)
         let directory = try TemporaryDirectory()
         let policy = directory.path + "/org.gaend.conf"
         try mapped.write(toFile: policy, atomically: true, encoding: .utf8)
@@ -50,7 +51,8 @@ struct AuthorizationTests {
     static func asNobody(_ harness: ManagerHarness, group: String? = nil, _ arguments: [String]) throws -> ToolRun {
         let gaenctl = try ToolRunner.productsDirectory().appendingPathComponent("gaenctl").path
         let groups = group.map { ["--groups=\($0)"] } ?? ["--clear-groups"]
-        return try ToolRunner.runProgram("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534"] + groups + [gaenctl] + arguments + ["--bus", harness.bus.address])
+        return try ToolRunner.runProgram(
+            "/usr/bin/setpriv", ["--reuid=65534", "--regid=65534"] + groups + [gaenctl] + arguments + ["--bus", harness.bus.address])
     }
 
     @Test func theShippedPolicyLetsRootAndTheGroupCallAndEveryoneLook() throws {
@@ -79,8 +81,10 @@ struct AuthorizationTests {
         #expect(try harness.ctl(["disable"]).status == 0)
         let impostor = try ToolRunner.runProgram(
             "/usr/bin/setpriv",
-            ["--reuid=65534", "--regid=65534", "--clear-groups", try ToolRunner.productsDirectory().appendingPathComponent("gaend").path, "--radio", "none",
-             "--bus", bus.address, "--data-dir", "/tmp/gaend-nobody-\(getpid())"])
+            [
+                "--reuid=65534", "--regid=65534", "--clear-groups", try ToolRunner.productsDirectory().appendingPathComponent("gaend").path, "--radio", "none",
+                "--bus", bus.address, "--data-dir", "/tmp/gaend-nobody-\(getpid())",
+            ])
         #expect(impostor.status == 1)
         #expect(impostor.standardError.contains("not allowed to own org.gaend"))
         harness.stop()
@@ -130,7 +134,8 @@ final class DBusMockProcess: @unchecked Sendable {
         try process.run()
         try eventually("\(name) on the bus") {
             try ToolRunner.runProgram(
-                "/usr/bin/busctl", ["--address=\(bus)", "call", "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner", "s", name]
+                "/usr/bin/busctl",
+                ["--address=\(bus)", "call", "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner", "s", name]
             ).standardOutput.hasPrefix("b true")
         }
     }

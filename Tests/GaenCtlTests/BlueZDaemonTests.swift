@@ -58,7 +58,8 @@ struct BlueZDaemonTests {
         func see(_ address: String, rssi: Int16) async throws {
             try await waitUntil("a discovery session to take a sighting") {
                 do {
-                    return try await mock("SeeAdvert", [.string("hci0"), .string(address), .string("random"), .bytes(vectorPayload), .int16(rssi)]).first == .boolean(true)
+                    return try await mock("SeeAdvert", [.string("hci0"), .string(address), .string("random"), .bytes(vectorPayload), .int16(rssi)]).first
+                        == .boolean(true)
                 } catch {
                     return false
                 }
@@ -83,12 +84,14 @@ struct BlueZDaemonTests {
     static func start() async throws -> Harness {
         let fixture = try BlueZMockFixture()
         let control = try await DBusConnection.bus(address: fixture.bus.address)
-        _ = try await control.call(destination: "org.bluez", path: "/", interface: "org.bluez.Mock", member: "AddAdapter", [.string("hci0"), .string("gaend test")])
+        _ = try await control.call(
+            destination: "org.bluez", path: "/", interface: "org.bluez.Mock", member: "AddAdapter", [.string("hci0"), .string("gaend test")])
         let directory = try TemporaryDirectory()
         let daemon = Process()
         daemon.executableURL = try ToolRunner.productsDirectory().appendingPathComponent("gaend")
         daemon.arguments = [
-            "--radio", "bluez:hci0", "--enable", "true", "--data-dir", "\(directory.path)/data", "--scan-window", "0.5", "--scan-interval", "1-1", "--rotation-interval", "2-2",
+            "--radio", "bluez:hci0", "--enable", "true", "--data-dir", "\(directory.path)/data", "--scan-window", "0.5", "--scan-interval", "1-1",
+            "--rotation-interval", "2-2",
         ]
         var environment = ProcessInfo.processInfo.environment
         environment["DBUS_SYSTEM_BUS_ADDRESS"] = fixture.bus.address
@@ -141,11 +144,13 @@ struct BlueZDaemonTests {
         #expect(try await harness.registrationLog().count > registrationsBefore)
 
         // bluetoothd refuses twice ("Maximum advertisements reached"), then accepts.
-        _ = try await harness.mock("FailNextRegistrations", [.string("hci0"), .string("org.bluez.Error.NotPermitted"), .string("Maximum advertisements reached"), .uint32(2)])
+        _ = try await harness.mock(
+            "FailNextRegistrations", [.string("hci0"), .string("org.bluez.Error.NotPermitted"), .string("Maximum advertisements reached"), .uint32(2)])
         try await harness.waitUntil("registration after refusals") { harness.stderr.contains("advertisement registered after retries") }
         #expect(harness.stderr.contains("Maximum advertisements reached"))
         // ...and says an unregistration is of nothing ("Does Not Exist").
-        _ = try await harness.mock("FailNextUnregistrations", [.string("hci0"), .string("org.bluez.Error.DoesNotExist"), .string("Does Not Exist"), .uint32(1)])
+        _ = try await harness.mock(
+            "FailNextUnregistrations", [.string("hci0"), .string("org.bluez.Error.DoesNotExist"), .string("Does Not Exist"), .uint32(1)])
         let afterDoesNotExist = try await harness.registrationLog().count
         try await harness.waitUntil("rotations after Does Not Exist") { try await harness.registrationLog().count >= afterDoesNotExist + 2 }
 

@@ -50,10 +50,11 @@ struct DaemonTests {
             let data = DataDirectory(path: "\(directory.path)/d\(index)")
             let key = try #require(try KeyHistoryFile.read(data.path(of: KeyHistoryFile.name))?.keys.last?.key)
             let derived = try ToolRunner.run("gaenctl", ["tools", "derive", "--tek", key.keyData.hex, "--interval", "\(now.rawValue - 1)", "--count", "2"])
-            let expected = Set(derived.standardOutput.split(separator: "\n").compactMap { line -> String? in
-                let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-                return fields.count >= 3 && fields[0].allSatisfy(\.isNumber) ? String(fields[2]) : nil
-            })
+            let expected = Set(
+                derived.standardOutput.split(separator: "\n").compactMap { line -> String? in
+                    let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+                    return fields.count >= 3 && fields[0].allSatisfy(\.isNumber) ? String(fields[2]) : nil
+                })
             #expect(expected.count == 2)
             #expect(!expected.isDisjoint(with: addressesOfRPI.keys), "peer output: \(heardText)")
         }
@@ -79,7 +80,10 @@ struct DaemonTests {
         let sockets = fixture.sockets
         let daemon = Process()
         daemon.executableURL = try ToolRunner.productsDirectory().appendingPathComponent("gaend")
-        daemon.arguments = ["--radio", "h4+unix:\(sockets[0])", "--data-dir", "\(directory.path)/d", "--scan-window", "0.3", "--scan-interval", "1-1", "--bus", "none", "--enable", "true"]
+        daemon.arguments = [
+            "--radio", "h4+unix:\(sockets[0])", "--data-dir", "\(directory.path)/d", "--scan-window", "0.3", "--scan-interval", "1-1", "--bus", "none",
+            "--enable", "true",
+        ]
         daemon.standardOutput = FileHandle.nullDevice
         daemon.standardError = FileHandle.nullDevice
         try daemon.run()
@@ -116,7 +120,8 @@ struct DaemonTests {
         let daemon = Process()
         daemon.executableURL = try ToolRunner.productsDirectory().appendingPathComponent("gaend")
         daemon.arguments = [
-            "--radio", "h4+unix:\(fixture.sockets[0])", "--data-dir", data.path, "--scan-window", "0.5", "--scan-interval", "1-1", "--bus", "none", "--enable", "true",
+            "--radio", "h4+unix:\(fixture.sockets[0])", "--data-dir", data.path, "--scan-window", "0.5", "--scan-interval", "1-1", "--bus", "none", "--enable",
+            "true",
         ]
         daemon.standardOutput = FileHandle.nullDevice
         daemon.standardError = FileHandle.nullDevice
@@ -225,10 +230,11 @@ struct DaemonTests {
         for (index, socket) in fixture.sockets.prefix(count ?? fixture.sockets.count).enumerated() {
             let process = Process()
             process.executableURL = executable
-            process.arguments = [
-                "--radio", "h4+unix:\(socket)", "--data-dir", "\(directory.path)/d\(index)", "--scan-window", "0.5", "--scan-interval", "1-1",
-                "--bus", "none", "--enable", "true",
-            ] + extra
+            process.arguments =
+                [
+                    "--radio", "h4+unix:\(socket)", "--data-dir", "\(directory.path)/d\(index)", "--scan-window", "0.5", "--scan-interval", "1-1",
+                    "--bus", "none", "--enable", "true",
+                ] + extra
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             if capturingStandardError {

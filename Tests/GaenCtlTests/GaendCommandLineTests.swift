@@ -43,8 +43,11 @@ struct GaendCommandLineTests {
         let directory = try TemporaryDirectory()
         try Self.openssl(public: directory.path + "/p384.pem", curve: "secp384r1")
         let run = try ToolRunner.run(
-            "gaend", ["--radio", "none", "--bus", "none", "--data-dir", directory.path + "/data", "--index-url", "http://127.0.0.1:9/index.txt",
-                "--export-key", "310:v1:\(directory.path)/p384.pem"])
+            "gaend",
+            [
+                "--radio", "none", "--bus", "none", "--data-dir", directory.path + "/data", "--index-url", "http://127.0.0.1:9/index.txt",
+                "--export-key", "310:v1:\(directory.path)/p384.pem",
+            ])
         #expect(run.status == 2)
         #expect(run.standardError.contains("export-key"))
         #expect(run.standardError.contains("secp384r1"))

@@ -92,8 +92,9 @@ struct HostileDBusMessageTests {
         let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
         let after = try Self.memory(of: pid)
         let cpu = try Self.cpuTime(of: pid) - cpuBefore
-        print("gaend VmHWM \(before.peak) → \(after.peak) kB, VmRSS \(before.resident) → \(after.resident) kB; Get Status \(latencies); gaend CPU \(cpu); "
-            + "8 MB Get refused: \(lines)")
+        print(
+            "gaend VmHWM \(before.peak) → \(after.peak) kB, VmRSS \(before.resident) → \(after.resident) kB; Get Status \(latencies); gaend CPU \(cpu); "
+                + "8 MB Get refused: \(lines)")
 
         #expect(sender.terminationStatus == 0)
         #expect(lines.first == "org.freedesktop.DBus.Error.InvalidArgs")

@@ -80,7 +80,9 @@ import Testing
         let archive = try KeyFileArchive(zip: [UInt8](try Data(contentsOf: URL(fileURLWithPath: out))))
         try Data(archive.exportBinary).write(to: URL(fileURLWithPath: directory.path + "/export.bin"))
         try Data(Self.firstSignature(inSignatureList: archive.exportSignature)).write(to: URL(fileURLWithPath: directory.path + "/sig.der"))
-        #expect(try Self.shell("openssl dgst -sha256 -verify '\(publicKey)' -signature '\(directory.path)/sig.der' '\(directory.path)/export.bin' > /dev/null") == 0)
+        #expect(
+            try Self.shell("openssl dgst -sha256 -verify '\(publicKey)' -signature '\(directory.path)/sig.der' '\(directory.path)/export.bin' > /dev/null") == 0
+        )
 
         let inspect = try ToolRunner.run(
             "gaenctl", ["tools", "inspect", out, "--public-key", publicKey, "--key-id", "999", "--key-version", "v7"])
@@ -94,7 +96,10 @@ import Testing
     static let badKeys: [(String, String)] = [
         ("[{\"key\": \"AAAA\", \"rollingStartNumber\": 1}]", "key 0: key must be the base64 of 16 bytes"),
         ("[{\"key\": \"z2Cx9hdz2SlxZ8GEgqTYpA==\"}]", "key 0: rollingStartNumber is missing"),
-        ("[{\"key\": \"z2Cx9hdz2SlxZ8GEgqTYpA==\", \"rollingStartNumber\": 1, \"rollingPeriod\": 145}]", "key 0: rollingPeriod 145 is not an integer in 1...144"),
+        (
+            "[{\"key\": \"z2Cx9hdz2SlxZ8GEgqTYpA==\", \"rollingStartNumber\": 1, \"rollingPeriod\": 145}]",
+            "key 0: rollingPeriod 145 is not an integer in 1...144"
+        ),
         ("[{\"key\": \"z2Cx9hdz2SlxZ8GEgqTYpA==\", \"rollingStartNumber\": 1, \"transmissionRisk\": true}]", "key 0: transmissionRisk 1 is not an integer"),
         ("{\"keys\": []}", "expected an array of keys"),
         ("not json", "not JSON"),
@@ -108,8 +113,10 @@ import Testing
         #expect(try Self.shell("openssl ecparam -name prime256v1 -genkey -noout -out '\(directory.path)/key.pem'") == 0)
         let run = try ToolRunner.run(
             "gaenctl",
-            ["tools", "export", "--keys", keysJSON, "--private-key", directory.path + "/key.pem", "--key-id", "1", "--key-version", "v1",
-             "--region", "US", "--out", directory.path + "/out.zip"])
+            [
+                "tools", "export", "--keys", keysJSON, "--private-key", directory.path + "/key.pem", "--key-id", "1", "--key-version", "v1",
+                "--region", "US", "--out", directory.path + "/out.zip",
+            ])
         #expect(run.status == 2)
         #expect(run.standardError.contains("--keys: \(message)"), "\(run.standardError)")
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/out.zip"))

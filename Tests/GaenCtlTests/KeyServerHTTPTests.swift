@@ -36,24 +36,31 @@ struct KeyServerHTTPTests {
 
     static let cases: [Case] = [
         Case(name: "publish: not JSON", path: "/v1/publish", body: Array("{nope".utf8), status: 400, code: "bad_request"),
-        Case(name: "publish: unknown authority", path: "/v1/publish", body: publish(keys: 1, authority: "xx.other"), status: 400,
-             code: "unknown_health_authority_id"),
-        Case(name: "publish: a certificate that is not one", path: "/v1/publish", body: publish(keys: 1), status: 401,
-             code: "health_authority_verification_certificate_invalid"),
+        Case(
+            name: "publish: unknown authority", path: "/v1/publish", body: publish(keys: 1, authority: "xx.other"), status: 400,
+            code: "unknown_health_authority_id"),
+        Case(
+            name: "publish: a certificate that is not one", path: "/v1/publish", body: publish(keys: 1), status: 401,
+            code: "health_authority_verification_certificate_invalid"),
         Case(name: "publish: over 64 KB", path: "/v1/publish", body: Array(repeating: 0x20, count: 70_000), status: 413),
-        Case(name: "verify: no device key", path: "/api/verify", headers: [], body: Array(#"{"code":"12345678"}"#.utf8), status: 401,
-             code: "unauthorized"),
+        Case(
+            name: "verify: no device key", path: "/api/verify", headers: [], body: Array(#"{"code":"12345678"}"#.utf8), status: 401,
+            code: "unauthorized"),
         Case(name: "verify: not JSON", path: "/api/verify", body: Array("[]".utf8), status: 400, code: "unparsable_request"),
         Case(name: "verify: not a code", path: "/api/verify", body: Array(#"{"code":"abc"}"#.utf8), status: 400, code: "code_invalid"),
         Case(name: "verify: no such code", path: "/api/verify", body: Array(#"{"code":"12345678"}"#.utf8), status: 400, code: "code_invalid"),
-        Case(name: "certificate: a short HMAC", path: "/api/certificate", body: Array(#"{"token":"a.b.c","ekeyhmac":"AAAA"}"#.utf8), status: 400,
-             code: "hmac_invalid"),
-        Case(name: "certificate: a token that is not one", path: "/api/certificate",
-             body: Array(#"{"token":"a.b.c","ekeyhmac":"\#(Data(count: 32).base64EncodedString())"}"#.utf8), status: 400, code: "token_invalid"),
-        Case(name: "admin: wrong key", path: "/admin/codes", headers: [("X-API-Key", "device-key")], body: Array(#"{"testType":"confirmed"}"#.utf8),
-             status: 401, code: "unauthorized"),
-        Case(name: "admin: unknown test type", path: "/admin/codes", headers: [("X-API-Key", "admin-key")], body: Array(#"{"testType":"maybe"}"#.utf8),
-             status: 400, code: "invalid_test_type"),
+        Case(
+            name: "certificate: a short HMAC", path: "/api/certificate", body: Array(#"{"token":"a.b.c","ekeyhmac":"AAAA"}"#.utf8), status: 400,
+            code: "hmac_invalid"),
+        Case(
+            name: "certificate: a token that is not one", path: "/api/certificate",
+            body: Array(#"{"token":"a.b.c","ekeyhmac":"\#(Data(count: 32).base64EncodedString())"}"#.utf8), status: 400, code: "token_invalid"),
+        Case(
+            name: "admin: wrong key", path: "/admin/codes", headers: [("X-API-Key", "device-key")], body: Array(#"{"testType":"confirmed"}"#.utf8),
+            status: 401, code: "unauthorized"),
+        Case(
+            name: "admin: unknown test type", path: "/admin/codes", headers: [("X-API-Key", "admin-key")], body: Array(#"{"testType":"maybe"}"#.utf8),
+            status: 400, code: "invalid_test_type"),
         Case(name: "exports: outside the directory", method: "GET", path: "/exports/../keys.sqlite", status: 404),
         Case(name: "publish: GET", method: "GET", path: "/v1/publish", status: 405),
     ]
@@ -101,8 +108,9 @@ struct KeyServerHTTPTests {
 
         // Chaff is answered like a publish and stores nothing either.
         let chaff = try await transport.send(
-            HTTPRequest(method: "POST", url: "http://127.0.0.1:\(port)/v1/publish", headers: [("X-Chaff", "1")], body: Self.publish(keys: 3),
-                        maximumResponseBytes: 1 << 16))
+            HTTPRequest(
+                method: "POST", url: "http://127.0.0.1:\(port)/v1/publish", headers: [("X-Chaff", "1")], body: Self.publish(keys: 3),
+                maximumResponseBytes: 1 << 16))
         #expect(chaff.status == 200)
         let exported = try ToolRunner.run(
             "gaen-keyserver", ["export", "--data-dir", data, "--export-key", server.exportKey, "--region", "XX", "--directory", data + "/exports"])

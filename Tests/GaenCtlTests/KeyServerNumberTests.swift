@@ -24,12 +24,16 @@ struct KeyServerNumberTests {
 
         // The publish the certificate is for, with an onset no interval number holds (it once
         // trapped converting days since onset to Int32), then one before 1970.
-        let list = keys.map { #"{"key":"\#(Data($0.key.keyData.bytes).base64EncodedString())","rollingStartNumber":\#(yesterday.rawValue),"rollingPeriod":144,"transmissionRisk":0}"# }
+        let list = keys.map {
+            #"{"key":"\#(Data($0.key.keyData.bytes).base64EncodedString())","rollingStartNumber":\#(yesterday.rawValue),"rollingPeriod":144,"transmissionRisk":0}"#
+        }
         for onset in ["999999999999999", "-1"] {
-            let body = #"{"temporaryExposureKeys":[\#(list.joined(separator: ","))],"healthAuthorityID":"ch.example","verificationPayload":"\#(certificate)","hmacKey":"\#(Data(secret).base64EncodedString())","symptomOnsetInterval":\#(onset)}"#
+            let body =
+                #"{"temporaryExposureKeys":[\#(list.joined(separator: ","))],"healthAuthorityID":"ch.example","verificationPayload":"\#(certificate)","hmacKey":"\#(Data(secret).base64EncodedString())","symptomOnsetInterval":\#(onset)}"#
             let response = try await server.transport.send(
-                HTTPRequest(method: "POST", url: server.base + "/v1/publish", headers: [("Content-Type", "application/json")], body: Array(body.utf8),
-                            maximumResponseBytes: 1 << 16))
+                HTTPRequest(
+                    method: "POST", url: server.base + "/v1/publish", headers: [("Content-Type", "application/json")], body: Array(body.utf8),
+                    maximumResponseBytes: 1 << 16))
             #expect(response.status == 400, "\(onset): \(String(decoding: response.body, as: UTF8.self))")
             let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
             #expect(object?["code"] as? String == "bad_request")
@@ -37,7 +41,8 @@ struct KeyServerNumberTests {
         }
         #expect(server.process.isRunning)
         let exported = try ToolRunner.run(
-            "gaen-keyserver", ["export", "--data-dir", server.data, "--export-key", server.exportKey, "--region", "XX", "--directory", server.data + "/exports"])
+            "gaen-keyserver",
+            ["export", "--data-dir", server.data, "--export-key", server.exportKey, "--region", "XX", "--directory", server.data + "/exports"])
         #expect(exported.standardOutput.contains("nothing to export"), "\(exported.standardOutput)\(exported.standardError)")
     }
 
@@ -65,7 +70,10 @@ struct KeyServerNumberTests {
         }
         let export = try ToolRunner.run(
             "gaen-keyserver",
-            ["export", "--data-dir", files.path + "/server", "--export-key", files.path + "/export.pem", "--directory", files.path + "/e", "--minimum-records=-1"])
+            [
+                "export", "--data-dir", files.path + "/server", "--export-key", files.path + "/export.pem", "--directory", files.path + "/e",
+                "--minimum-records=-1",
+            ])
         #expect(export.status != 0)
         #expect(export.standardError.contains("--minimum-records"), "\(export.standardError)")
     }

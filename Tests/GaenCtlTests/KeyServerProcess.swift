@@ -40,8 +40,9 @@ final class KeyServerProcess {
     /// verified for a token, and the keys' HMAC under `secret` certified.
     func certificate(for keys: [DiagnosisKey], secret: [UInt8]) async throws -> String {
         let issued = try await transport.send(
-            HTTPRequest(method: "POST", url: base + "/admin/codes", headers: [("X-API-Key", "admin-key")], body: Array(#"{"testType":"confirmed"}"#.utf8),
-                        maximumResponseBytes: 4096))
+            HTTPRequest(
+                method: "POST", url: base + "/admin/codes", headers: [("X-API-Key", "admin-key")], body: Array(#"{"testType":"confirmed"}"#.utf8),
+                maximumResponseBytes: 4096))
         let code = try #require((try JSONSerialization.jsonObject(with: Data(issued.body)) as? [String: Any])?["code"] as? String)
         let verification = VerificationClient(
             verifyURL: base + "/api/verify", certificateURL: base + "/api/certificate", apiKey: "device-key", transport: transport)

@@ -20,7 +20,11 @@ import Testing
         // The symptom date follows the clock the command reads: a fixed date ages out of the window.
         let threeDaysAgo = UTCDay(containing: UnixTime(seconds: Int64(Date().timeIntervalSince1970))).advanced(by: -3)
         let code = try ToolRunner.run(
-            "gaen-keyserver", ["issue-code", "--data-dir", data, "--verification-key", directory.path + "/verification.pem", "--type", "confirmed", "--symptom-date", "\(threeDaysAgo)"])
+            "gaen-keyserver",
+            [
+                "issue-code", "--data-dir", data, "--verification-key", directory.path + "/verification.pem", "--type", "confirmed", "--symptom-date",
+                "\(threeDaysAgo)",
+            ])
         #expect(code.status == 0, "\(code.standardError)")
         #expect(code.standardOutput.trimmingCharacters(in: .newlines).count == 8)
         // The codes' HMAC key was made in the data directory, the server's alone, and is kept.
@@ -47,18 +51,26 @@ import Testing
         let now = UnixTime(seconds: Int64(Date().timeIntervalSince1970))
         let today = Int64(try #require(ENIntervalNumber(containing: now)).rollingStart.rawValue)
         let request = try PublishRequest(
-            json: Array(#"{"temporaryExposureKeys": [{"key": "z2Cx9hdz2SlxZ8GEgqTYpA==", "rollingStartNumber": \#(today - 144), "rollingPeriod": 144}], "healthAuthorityID": "x"}"#.utf8))
+            json: Array(
+                #"{"temporaryExposureKeys": [{"key": "z2Cx9hdz2SlxZ8GEgqTYpA==", "rollingStartNumber": \#(today - 144), "rollingPeriod": 144}], "healthAuthorityID": "x"}"#
+                    .utf8))
         let store = try KeyStore(path: data + "/keys.sqlite")
         _ = try await store.publish(
             try PublishValidator().validate(request, now: now).accepted, reportType: 1, healthAuthority: "x", traveler: false, revisionToken: nil, now: now)
         let exported = try ToolRunner.run(
             "gaen-keyserver",
-            ["export", "--data-dir", data, "--export-key", directory.path + "/export.pem", "--key-id", "310:v1", "--region", "CH", "--directory", directory.path + "/www"])
+            [
+                "export", "--data-dir", data, "--export-key", directory.path + "/export.pem", "--key-id", "310:v1", "--region", "CH", "--directory",
+                directory.path + "/www",
+            ])
         #expect(exported.status == 0, "\(exported.standardError)")
         let name = exported.standardOutput.replacingOccurrences(of: "wrote ", with: "").trimmingCharacters(in: .newlines)
         let inspected = try ToolRunner.run(
             "gaenctl",
-            ["tools", "inspect", directory.path + "/www/" + name, "--public-key", directory.path + "/export.pub.pem", "--key-id", "310", "--key-version", "v1", "--json"])
+            [
+                "tools", "inspect", directory.path + "/www/" + name, "--public-key", directory.path + "/export.pub.pem", "--key-id", "310", "--key-version",
+                "v1", "--json",
+            ])
         #expect(inspected.status == 0, "\(inspected.standardOutput)\(inspected.standardError)")
         #expect(inspected.standardOutput.contains(#""verified""#))
         #expect(inspected.standardOutput.contains("cf60b1f61773d9297167c18482a4d8a4"))  // z2Cx9hdz2SlxZ8GEgqTYpA== in hex
@@ -90,7 +102,9 @@ import Testing
         let now = UnixTime(seconds: Int64(Date().timeIntervalSince1970))
         let today = Int64(try #require(ENIntervalNumber(containing: now)).rollingStart.rawValue)
         let request = try PublishRequest(
-            json: Array(#"{"temporaryExposureKeys": [{"key": "z2Cx9hdz2SlxZ8GEgqTYpA==", "rollingStartNumber": \#(today - 144), "rollingPeriod": 144}], "healthAuthorityID": "x"}"#.utf8))
+            json: Array(
+                #"{"temporaryExposureKeys": [{"key": "z2Cx9hdz2SlxZ8GEgqTYpA==", "rollingStartNumber": \#(today - 144), "rollingPeriod": 144}], "healthAuthorityID": "x"}"#
+                    .utf8))
         _ = try await KeyStore(.postgreSQL(connectionString: url)).publish(
             try PublishValidator().validate(request, now: now).accepted, reportType: 1, healthAuthority: "x", traveler: false, revisionToken: nil, now: now)
         let exported = try ToolRunner.run(
@@ -101,7 +115,8 @@ import Testing
         let unreachable = try ToolRunner.run(
             "gaen-keyserver",
             [
-                "issue-code", "--database", "postgresql://postgres:hunter2@127.0.0.1:1/keys", "--code-hmac-key-file", keyFile, "--verification-key", verification,
+                "issue-code", "--database", "postgresql://postgres:hunter2@127.0.0.1:1/keys", "--code-hmac-key-file", keyFile, "--verification-key",
+                verification,
                 "--type", "confirmed",
             ])
         #expect(unreachable.status == 1)
@@ -115,7 +130,8 @@ import Testing
             ])
         #expect(served.status == 1)
         #expect(served.standardError.contains("--database: cannot use the PostgreSQL database"))
-        let notAURL = try ToolRunner.run("gaen-keyserver", ["issue-code", "--database", "mysql://x", "--verification-key", verification, "--type", "confirmed"])
+        let notAURL = try ToolRunner.run(
+            "gaen-keyserver", ["issue-code", "--database", "mysql://x", "--verification-key", verification, "--type", "confirmed"])
         #expect(notAURL.status != 0)
         #expect(notAURL.standardError.contains("--database: expected a postgresql:// or postgres:// URL"))
     }

@@ -22,7 +22,8 @@ struct LocalUserTests {
         let directory = try TemporaryDirectory()
         let yesterday = ManualClock(SystemWallClock().now().adding(seconds: -86_400))
         let schedule = try await KeySchedule(
-            dataDirectory: DataDirectory(path: directory.path + "/data"), clock: yesterday, logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
+            dataDirectory: DataDirectory(path: directory.path + "/data"), clock: yesterday,
+            logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
         _ = try await schedule.currentKey()
         yesterday.advance(seconds: 86_400)
         _ = try await schedule.currentKey()
@@ -61,10 +62,10 @@ struct LocalUserTests {
         let services = try TemporaryDirectory()
         _ = chmod(services.path, 0o755)
         try """
-            [D-BUS Service]
-            Name=org.freedesktop.PolicyKit1
-            Exec=/bin/sh -c 'DBUS_SYSTEM_BUS_ADDRESS="$DBUS_STARTER_ADDRESS" exec \(python) -m dbusmock --system -t polkitd'
-            """.write(toFile: services.path + "/org.freedesktop.PolicyKit1.service", atomically: true, encoding: .utf8)
+        [D-BUS Service]
+        Name=org.freedesktop.PolicyKit1
+        Exec=/bin/sh -c 'DBUS_SYSTEM_BUS_ADDRESS="$DBUS_STARTER_ADDRESS" exec \(python) -m dbusmock --system -t polkitd'
+        """.write(toFile: services.path + "/org.freedesktop.PolicyKit1.service", atomically: true, encoding: .utf8)
         let configuration = DBusDaemonFixture.allowAll.replacingOccurrences(
             of: "<policy context=\"default\">", with: "<servicedir>\(services.path)</servicedir>\n  <policy context=\"default\">")
         let bus = try DBusDaemonFixture(configuration: configuration, keeping: services)

@@ -46,7 +46,10 @@ import Testing
         // The key, and a stranger's, in a file signed by a key made with openssl.
         let signing = directory.path + "/signing.pem"
         let publicKey = directory.path + "/public.pem"
-        #expect(try KeyFileToolTests.shell("openssl ecparam -name prime256v1 -genkey -noout -out '\(signing)' && openssl ec -in '\(signing)' -pubout -out '\(publicKey)' 2>/dev/null") == 0)
+        #expect(
+            try KeyFileToolTests.shell(
+                "openssl ecparam -name prime256v1 -genkey -noout -out '\(signing)' && openssl ec -in '\(signing)' -pubout -out '\(publicKey)' 2>/dev/null") == 0
+        )
         let keys = directory.path + "/keys.json"
         let ourKey = Data(tek.bytes).base64EncodedString()
         try Data(
@@ -71,8 +74,10 @@ import Testing
         ).write(to: URL(fileURLWithPath: config))
         let run = try ToolRunner.run(
             "gaenctl",
-            ["tools", "match", "--data-dir", data.path, "--config", config, file, "--public-key", publicKey, "--key-id", "310",
-             "--key-version", "v1", "--today", "\(today)", "--json"])
+            [
+                "tools", "match", "--data-dir", data.path, "--config", config, file, "--public-key", publicKey, "--key-id", "310",
+                "--key-version", "v1", "--today", "\(today)", "--json",
+            ])
         #expect(run.status == 0, "\(run.standardError)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any])
         #expect((object["files"] as? [[String: Any]])?.first?["verdict"] as? String == "verified")

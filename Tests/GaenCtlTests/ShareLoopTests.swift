@@ -86,7 +86,10 @@ struct ShareLoopTests {
         // The server exports; gaend downloads and verifies the file (its own key, no match here).
         let exported = try ToolRunner.run(
             "gaen-keyserver",
-            ["export", "--data-dir", data, "--export-key", files.path + "/export.pem", "--key-id", "310:v1", "--region", "CH", "--directory", data + "/exports"])
+            [
+                "export", "--data-dir", data, "--export-key", files.path + "/export.pem", "--key-id", "310:v1", "--region", "CH", "--directory",
+                data + "/exports",
+            ])
         #expect(exported.standardOutput.hasPrefix("wrote exposureKeyExport-CH/"), "\(exported.standardOutput)\(exported.standardError)")
         let detectRun = try harness.ctl(["detect", "--json"])
         #expect(detectRun.status == 0, "\(detectRun.standardOutput)\(detectRun.standardError)")

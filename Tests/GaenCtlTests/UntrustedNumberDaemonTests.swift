@@ -66,7 +66,9 @@ struct UntrustedNumberDaemonTests {
         let directory = try TemporaryDirectory()
         let data = ["--radio", "none", "--bus", "none", "--data-dir", directory.path + "/data"]
         // `-600` would otherwise read as 600 and `5-` as 5; the limit ends a daemon that started.
-        for (key, value) in [("rotation-interval", "-"), ("rotation-interval", ""), ("scan-interval", "-"), ("rotation-interval", "-600"), ("scan-interval", "5-")] {
+        for (key, value) in [
+            ("rotation-interval", "-"), ("rotation-interval", ""), ("scan-interval", "-"), ("rotation-interval", "-600"), ("scan-interval", "5-"),
+        ] {
             // `--key=-600`: as a separate argument, argument-parser takes `-600` for an option.
             let option = value.count > 1 && value.hasPrefix("-") ? ["--\(key)=\(value)"] : ["--\(key)", value]
             let run = try ToolRunner.run("gaend", option + data, limit: 15)

@@ -27,7 +27,8 @@ struct BumbleControllerTests {
 
         let address = BluetoothAddress.nonResolvablePrivate(random: [0xC1, 0x22, 0x33, 0x44, 0x55, 0x66])
         // Advertising with a random own address before one is set is refused, as real controllers do.
-        try await advertiser.send(.leSetAdvertisingParameters(minimumInterval: 0x0140, maximumInterval: 0x01B0, type: .nonConnectableUndirected, ownAddressRandom: true))
+        try await advertiser.send(
+            .leSetAdvertisingParameters(minimumInterval: 0x0140, maximumInterval: 0x01B0, type: .nonConnectableUndirected, ownAddressRandom: true))
         await #expect(throws: HCIControllerError.status(.invalidParameters, .leSetAdvertisingEnable)) {
             try await advertiser.send(.leSetAdvertisingEnable(true))
         }

@@ -34,7 +34,9 @@ import Testing
         #expect(complete.completionStatus == .success)
         let disallowed = try HCIEvent(packet: Hex.decode("0e040105200c"))
         #expect(disallowed.completionStatus == .commandDisallowed)
-        #expect(try HCIEvent(packet: Hex.decode("0f04120106 20".replacing(" ", with: ""))) == .commandStatus(status: .invalidParameters, allowedPackets: 1, opcode: .leSetAdvertisingParameters))
+        #expect(
+            try HCIEvent(packet: Hex.decode("0f04120106 20".replacing(" ", with: "")))
+                == .commandStatus(status: .invalidParameters, allowedPackets: 1, opcode: .leSetAdvertisingParameters))
         #expect(try HCIEvent(packet: Hex.decode("100103")) == .hardwareError(code: 3))
         #expect("\(HCIStatus.commandDisallowed)" == "command disallowed (0x0c)")
     }
@@ -135,7 +137,9 @@ import Testing
     @Test func extendedCommandsHaveTheirSpecifiedLayout() throws {
         let parameters = HCICommand.leSetExtendedAdvertisingParameters(handle: 0, minimumInterval: 0x0140, maximumInterval: 0x01B0)
         #expect(parameters.parameters.count == 25)
-        #expect(Hex.encode(parameters.h4) == "01362019" + "00" + "1000" + "400100" + "b00100" + "07" + "01" + "00" + "000000000000" + "00" + "7f" + "01" + "00" + "01" + "00" + "00")
+        #expect(
+            Hex.encode(parameters.h4) == "01362019" + "00" + "1000" + "400100" + "b00100" + "07" + "01" + "00" + "000000000000" + "00" + "7f" + "01" + "00"
+                + "01" + "00" + "00")
         let address = try #require(BluetoothAddress(Hex.decode("3a5b7c9d1e2f")))
         #expect(Hex.encode(HCICommand.leSetAdvertisingSetRandomAddress(handle: 0, address).h4) == "0135200700" + "2f1e9d7c5b3a")
         #expect(Hex.encode(HCICommand.leSetExtendedAdvertisingData(handle: 0, [1, 2]).h4) == "013720060003010201" + "02")

@@ -33,9 +33,10 @@ import GaendAPI
         #expect(info.manufacturer == 0x005F)
         #expect(info.advertisingTxPower == -7)
         #expect(info.supportsExtendedAdvertising)
-        #expect(controller.commands.map(\.opcode) == [
-            .reset, .readLocalVersionInformation, .setEventMask, .leSetEventMask, .leReadLocalSupportedFeatures, .leReadAdvertisingChannelTxPower,
-        ])
+        #expect(
+            controller.commands.map(\.opcode) == [
+                .reset, .readLocalVersionInformation, .setEventMask, .leSetEventMask, .leReadLocalSupportedFeatures, .leReadAdvertisingChannelTxPower,
+            ])
         controller.transport.close()
         await reading
     }

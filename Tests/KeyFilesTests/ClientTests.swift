@@ -156,12 +156,17 @@ import Testing
 
     @Test func theKeysHMACReproducesTheReferenceValues() {
         let secret = [UInt8](1...16)
-        let keys = [Self.key("z2Cx9hdz2SlxZ8GEgqTYpA==", start: 1, period: 144, risk: 3), Self.key("dPCphLzfG4uzXneNimkPRQ==", start: 144, period: 144, risk: 5)]
+        let keys = [
+            Self.key("z2Cx9hdz2SlxZ8GEgqTYpA==", start: 1, period: 144, risk: 3), Self.key("dPCphLzfG4uzXneNimkPRQ==", start: 144, period: 144, risk: 5),
+        ]
         #expect(TEKHMAC.cleartext(keys) == "dPCphLzfG4uzXneNimkPRQ==.144.144.5,z2Cx9hdz2SlxZ8GEgqTYpA==.1.144.3")
         #expect(Data(TEKHMAC.compute(keys, secret: secret)).base64EncodedString() == "2u1nHt5WWurJytFLF3xitNzM99oNrad2y4YGOL53AeY=")
-        let zero = keys.map { var key = $0; key.transmissionRiskLevel = 0; return key }
+        let zero = keys.map {
+            var key = $0; key.transmissionRiskLevel = 0; return key
+        }
         #expect(Data(TEKHMAC.compute(zero, secret: secret)).base64EncodedString() == "mFNI9zhTA17n4ndd1Vu5tsn4XQX0gPrIKyjeh/9noUE=")
-        #expect(Data(TEKHMAC.compute(zero, secret: secret, includeTransmissionRisk: false)).base64EncodedString() == "J9S7xVebH/66dm14wGsIcAnSUR3PHD4NtDQEOGZbDUo=")
+        #expect(
+            Data(TEKHMAC.compute(zero, secret: secret, includeTransmissionRisk: false)).base64EncodedString() == "J9S7xVebH/66dm14wGsIcAnSUR3PHD4NtDQEOGZbDUo=")
     }
 
     func client() -> VerificationClient {
@@ -212,7 +217,10 @@ import Testing
     @Test func publishSendsTheReferenceFieldsAndKeepsTheRevisionToken() async throws {
         try await server.set(["/v1/publish": .json(#"{"revisionToken":"REV-1","insertedExposures":2}"#)])
         let publisher = PublishClient(publishURL: server.baseURL + "/v1/publish", healthAuthorityID: "org.example.ha", transport: URLSessionTransport())
-        let keys = [Self.key("z2Cx9hdz2SlxZ8GEgqTYpA==", start: 2_700_000, period: 144, risk: 0), Self.key("dPCphLzfG4uzXneNimkPRQ==", start: 2_700_144, period: 70, risk: 0)]
+        let keys = [
+            Self.key("z2Cx9hdz2SlxZ8GEgqTYpA==", start: 2_700_000, period: 144, risk: 0),
+            Self.key("dPCphLzfG4uzXneNimkPRQ==", start: 2_700_144, period: 70, risk: 0),
+        ]
         let secret = [UInt8](repeating: 5, count: 16)
         let result = try await publisher.publish(
             keys: keys, certificate: "CERT", hmacSecret: secret, symptomOnsetInterval: ENIntervalNumber(rawValue: 2_699_856), revisionToken: "REV-0")
@@ -221,7 +229,10 @@ import Testing
 
         let request = try #require(try await server.requests().first)
         let body = try #require(try JSONSerialization.jsonObject(with: request.body) as? [String: Any])
-        #expect(Set(body.keys) == ["temporaryExposureKeys", "healthAuthorityID", "verificationPayload", "hmacKey", "symptomOnsetInterval", "revisionToken", "padding"])
+        #expect(
+            Set(body.keys) == [
+                "temporaryExposureKeys", "healthAuthorityID", "verificationPayload", "hmacKey", "symptomOnsetInterval", "revisionToken", "padding",
+            ])
         #expect(body["healthAuthorityID"] as? String == "org.example.ha")
         #expect(body["verificationPayload"] as? String == "CERT")
         #expect(body["hmacKey"] as? String == Data(secret).base64EncodedString())

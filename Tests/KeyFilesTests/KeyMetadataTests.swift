@@ -17,7 +17,8 @@ import Testing
 
     func key(_ byte: UInt8, risk: Int32 = 0, days: Int32? = nil) throws -> DiagnosisKey {
         DiagnosisKey(
-            key: try TemporaryExposureKey(keyData: Bytes16([byte] + [UInt8](repeating: 0, count: 15))!, rollingStartIntervalNumber: ENIntervalNumber(rawValue: 2_700_000)),
+            key: try TemporaryExposureKey(
+                keyData: Bytes16([byte] + [UInt8](repeating: 0, count: 15))!, rollingStartIntervalNumber: ENIntervalNumber(rawValue: 2_700_000)),
             transmissionRiskLevel: risk, daysSinceOnsetOfSymptoms: days)
     }
 

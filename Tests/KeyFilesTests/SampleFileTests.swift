@@ -193,7 +193,8 @@ struct SharedSampleFileTests {
         let key = try Samples.key("nl-TestECDSA-public.pem", id: "204", version: "v1", shared: true)
         let policy = SignaturePolicy(trustedKeys: [key])
         let header = try Samples.pair(Samples.shared("nl-ProtobufHeaderTestFile.zip"))
-        #expect(policy.verdict(exportBinary: header.binary, exportSignature: header.signature, export: header.export) == .verified(keyID: "204", keyVersion: "v1"))
+        #expect(
+            policy.verdict(exportBinary: header.binary, exportSignature: header.signature, export: header.export) == .verified(keyID: "204", keyVersion: "v1"))
         #expect(header.export.keys.isEmpty)
         #expect(header.export.dropped.map(\.reason) == ["key_data is 53 bytes, not 16"])
 

@@ -56,7 +56,8 @@ enum HostileExport {
     /// bytes to keep the ratio under 20. Decoded whole, each was a message object (31 M of them
     /// cost 2.5 GB); read as a stream, the 750,001st stops the reading.
     @Test func emptyKeyMessagesStopAtTheLimitUnderTheArchiveLimits() throws {
-        let body = HostileExport.headerFields + [UInt8](repeatElement([UInt8(0x3A), 0], count: 2_000_000).joined())
+        let body =
+            HostileExport.headerFields + [UInt8](repeatElement([UInt8(0x3A), 0], count: 2_000_000).joined())
             + HostileExport.padding(300_000)
         let zip = try HostileExport.archive(body, signer: writer)
         #expect(zip.count < KeyFileLimits.maximumArchiveBytes)
@@ -72,7 +73,8 @@ enum HostileExport {
 
     /// 750,000 keys, all invalid: the file is read, every drop counted, a thousand reasons kept.
     @Test func aFileAtTheLimitParsesAndItsDropsAreBounded() throws {
-        let body = HostileExport.headerFields + [UInt8](repeatElement([UInt8(0x3A), 0], count: KeyFileLimits.maximumKeys).joined())
+        let body =
+            HostileExport.headerFields + [UInt8](repeatElement([UInt8(0x3A), 0], count: KeyFileLimits.maximumKeys).joined())
             + HostileExport.padding(100_000)
         let file = try KeyFile(zip: try HostileExport.archive(body, signer: writer), policy: policy)
         #expect(file.verdict.isVerified)
@@ -88,7 +90,8 @@ enum HostileExport {
     /// The verdict comes from the header and the raw bytes: a file whose keys cannot even be
     /// decoded is judged without reading them, and only a reader of its keys meets the fault.
     @Test func theSignatureIsJudgedBeforeAnyKeyIsRead() throws {
-        let good = HostileExport.key(DiagnosisKey(key: try TemporaryExposureKey(keyData: .zero, rollingStartIntervalNumber: ENIntervalNumber(rawValue: 2_700_000))))
+        let good = HostileExport.key(
+            DiagnosisKey(key: try TemporaryExposureKey(keyData: .zero, rollingStartIntervalNumber: ENIntervalNumber(rawValue: 2_700_000))))
         // A key whose body is a varint cut short: undecodable.
         let body = HostileExport.headerFields + good + [0x3A, 0x02, 0x10, 0xFF]
         let other = KeyFileWriter(signingKey: try ECDSAPrivateKey(), keyID: "310", keyVersion: "v1")
@@ -102,7 +105,9 @@ enum HostileExport {
         #expect(try keys.next() != nil)
         #expect(throws: KeyFileError.malformed("export.bin: key 1: malformed protobuf")) { try keys.next() }
         // The tools' whole read meets it too.
-        #expect(throws: KeyFileError.malformed("export.bin: key 1: malformed protobuf")) { try KeyFile(zip: try HostileExport.archive(body, signer: writer), policy: policy) }
+        #expect(throws: KeyFileError.malformed("export.bin: key 1: malformed protobuf")) {
+            try KeyFile(zip: try HostileExport.archive(body, signer: writer), policy: policy)
+        }
     }
 
     /// Keys stream in the file's order, revised keys apart, with the rules of the whole parse.
@@ -118,11 +123,13 @@ enum HostileExport {
         var stream = reader.keys()
         var read = [DiagnosisKey]()
         while let key = try stream.next() { read.append(key) }
-        #expect(read == keys.map { key in
-            var clamped = key
-            clamped.transmissionRiskLevel = min(key.transmissionRiskLevel, 8)
-            return clamped
-        })
+        #expect(
+            read
+                == keys.map { key in
+                    var clamped = key
+                    clamped.transmissionRiskLevel = min(key.transmissionRiskLevel, 8)
+                    return clamped
+                })
         var revised = reader.keys(revised: true)
         var revisedRead = [DiagnosisKey]()
         while let key = try revised.next() { revisedRead.append(key) }

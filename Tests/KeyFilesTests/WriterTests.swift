@@ -51,7 +51,10 @@ import Testing
         let full = DiagnosisKey(key: try TemporaryExposureKey(keyData: .zero, rollingStartIntervalNumber: ENIntervalNumber(rawValue: 2_700_000)))
         let binary = writer.exportBinary(KeyExport(keys: [full]))
         let withShortPeriod = writer.exportBinary(
-            KeyExport(keys: [DiagnosisKey(key: try TemporaryExposureKey(keyData: .zero, rollingStartIntervalNumber: ENIntervalNumber(rawValue: 2_700_000), rollingPeriod: 100))]))
+            KeyExport(keys: [
+                DiagnosisKey(
+                    key: try TemporaryExposureKey(keyData: .zero, rollingStartIntervalNumber: ENIntervalNumber(rawValue: 2_700_000), rollingPeriod: 100))
+            ]))
         #expect(withShortPeriod.count == binary.count + 2)  // tag 0x20 and one varint byte
         #expect(try ExportBinary.parse(binary).keys.first?.key.rollingPeriod == 144)
         // The signature is DER and covers the header: openssl agrees (checked in the CLI tests).
@@ -87,10 +90,11 @@ import Testing
         #expect(export.keys[2].daysSinceOnsetOfSymptoms == 15)
         #expect(export.keys[3].daysSinceOnsetOfSymptoms == -14)
         #expect(export.dropped.map(\.index) == [1, 2, 3, 7])
-        #expect(export.dropped.map(\.reason) == [
-            "key_data is 15 bytes, not 16", "rolling_period 0 is outside 1...144", "rolling_period 145 is outside 1...144",
-            "rolling_start_interval_number is missing or 0",
-        ])
+        #expect(
+            export.dropped.map(\.reason) == [
+                "key_data is 15 bytes, not 16", "rolling_period 0 is outside 1...144", "rolling_period 145 is outside 1...144",
+                "rolling_start_interval_number is missing or 0",
+            ])
     }
 
     @Test func malformedExportsAreTypedErrors() throws {

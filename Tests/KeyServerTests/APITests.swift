@@ -18,7 +18,8 @@ import Testing
         func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse {
             guard let url = URL(string: request.url) else { throw .badURL(request.url) }
             let response = await api.handle(
-                KeyServerAPI.Request(method: request.method, path: url.path, headers: Dictionary(request.headers, uniquingKeysWith: { $1 }), body: request.body))
+                KeyServerAPI.Request(method: request.method, path: url.path, headers: Dictionary(request.headers, uniquingKeysWith: { $1 }), body: request.body)
+            )
             return HTTPResponse(status: response.status, headers: ["content-type": response.contentType], body: response.body)
         }
     }
@@ -42,19 +43,26 @@ import Testing
         let transport = InProcessTransport(api: api)
 
         // The administrator issues a code.
-        let refused = await api.handle(.init(method: "POST", path: "/admin/codes", headers: ["X-API-Key": "wrong"], body: Array(#"{"testType":"confirmed"}"#.utf8)))
+        let refused = await api.handle(
+            .init(method: "POST", path: "/admin/codes", headers: ["X-API-Key": "wrong"], body: Array(#"{"testType":"confirmed"}"#.utf8)))
         #expect(refused.status == 401)
         let issued = await api.handle(
-            .init(method: "POST", path: "/admin/codes", headers: ["X-API-Key": "admin-key"], body: Array(#"{"testType":"confirmed","symptomDate":"\#(UTCDay(containing: now).advanced(by: -3))"}"#.utf8)))
+            .init(
+                method: "POST", path: "/admin/codes", headers: ["X-API-Key": "admin-key"],
+                body: Array(#"{"testType":"confirmed","symptomDate":"\#(UTCDay(containing: now).advanced(by: -3))"}"#.utf8)))
         let code = try #require((try JSONSerialization.jsonObject(with: Data(issued.body)) as? [String: Any])?["code"] as? String)
 
         // The device: verify, certificate over its keys' HMAC, publish — gaend's clients, unchanged.
-        let client = VerificationClient(verifyURL: "http://server/api/verify", certificateURL: "http://server/api/certificate", apiKey: "device-key", transport: transport)
+        let client = VerificationClient(
+            verifyURL: "http://server/api/verify", certificateURL: "http://server/api/certificate", apiKey: "device-key", transport: transport)
         let verified = try await client.verify(code: code)
         #expect(verified.testType == "confirmed")
         let today = try #require(ENIntervalNumber(containing: now)).rollingStart
         let keys = try (1...3).map { day in
-            DiagnosisKey(key: try TemporaryExposureKey(keyData: Bytes16(Array(repeating: UInt8(day), count: 16))!, rollingStartIntervalNumber: today.advanced(by: -144 * day)), transmissionRiskLevel: 0, reportType: .confirmedTest)
+            DiagnosisKey(
+                key: try TemporaryExposureKey(
+                    keyData: Bytes16(Array(repeating: UInt8(day), count: 16))!, rollingStartIntervalNumber: today.advanced(by: -144 * day)),
+                transmissionRiskLevel: 0, reportType: .confirmedTest)
         }
         let secret = Array(repeating: UInt8(9), count: 32)
         let certificate = try await client.certificate(token: verified.token, keysHMAC: TEKHMAC.compute(keys, secret: secret))
@@ -64,17 +72,21 @@ import Testing
         #expect(result.revisionToken != nil)
         // The same certificate again: the token was used, but the certificate itself still checks;
         // the keys are known, so without the revision token the publish is refused by name.
-        await #expect { try await publisher.publish(keys: keys, certificate: certificate, hmacSecret: secret) }
-            throws: { ($0 as? ClientError)?.serverCode == "missing_revision_token" }
+        await #expect { try await publisher.publish(keys: keys, certificate: certificate, hmacSecret: secret) } throws: {
+            ($0 as? ClientError)?.serverCode == "missing_revision_token"
+        }
         // Another authority, or keys that do not match the certificate: refused.
         let stranger = PublishClient(publishURL: "http://server/v1/publish", healthAuthorityID: "xx.other", transport: transport)
-        await #expect { try await stranger.publish(keys: keys, certificate: certificate, hmacSecret: secret) }
-            throws: { ($0 as? ClientError)?.serverCode == "unknown_health_authority_id" }
-        await #expect { try await publisher.publish(keys: Array(keys.prefix(2)), certificate: certificate, hmacSecret: secret) }
-            throws: { ($0 as? ClientError)?.serverCode == "health_authority_verification_certificate_invalid" }
+        await #expect { try await stranger.publish(keys: keys, certificate: certificate, hmacSecret: secret) } throws: {
+            ($0 as? ClientError)?.serverCode == "unknown_health_authority_id"
+        }
+        await #expect { try await publisher.publish(keys: Array(keys.prefix(2)), certificate: certificate, hmacSecret: secret) } throws: {
+            ($0 as? ClientError)?.serverCode == "health_authority_verification_certificate_invalid"
+        }
 
         // The export, and a device downloading it with gaend's downloader and signature policy.
-        var exportSettings = ExportWorker.Settings(directory: directory.path + "/www", root: "exposureKeyExport-CH", region: "CH", keyID: "310", keyVersion: "v1")
+        var exportSettings = ExportWorker.Settings(
+            directory: directory.path + "/www", root: "exposureKeyExport-CH", region: "CH", keyID: "310", keyVersion: "v1")
         exportSettings.minimumRecords = 0
         _ = try await ExportWorker(store: store, signingKey: exportKey, settings: exportSettings).run(now: now)
         let downloader = KeyFileDownloader(
@@ -117,8 +129,10 @@ extension APITests {
             let texts = keys.map { (Data(repeating: $0.0, count: 16).base64EncodedString(), $0.1, $0.2) }.sorted { $0.0 < $1.0 }
             let cleartext = texts.map { "\($0.0).\($0.1).\($0.2).0" }.joined(separator: ",")
             let certificate = try JWT.sign(
-                ["iss": "i", "aud": "a", "reportType": type, "exp": now.seconds + 60,
-                 "tekmac": Data(Digest.hmacSHA256(key: secret, message: Array(cleartext.utf8))).base64EncodedString()],
+                [
+                    "iss": "i", "aud": "a", "reportType": type, "exp": now.seconds + 60,
+                    "tekmac": Data(Digest.hmacSHA256(key: secret, message: Array(cleartext.utf8))).base64EncodedString(),
+                ],
                 keyID: "v1", key: signing)
             var object: [String: Any] = [
                 "temporaryExposureKeys": texts.map { ["key": $0.0, "rollingStartNumber": $0.1, "rollingPeriod": $0.2] },

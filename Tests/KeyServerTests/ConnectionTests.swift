@@ -46,7 +46,7 @@ extension PostgreSQLTests {
             }
             #expect(try connection.query("SELECT count(*) FROM item") == [[.integer(1)]])
         }
-    
+
         /// A server that drops the connection (a restart, an administrator) fails the statement
         /// that meets it; the next one runs on a new connection with the same settings.
         @Test func aDroppedConnectionIsOpenedAgain() throws {
@@ -55,7 +55,9 @@ extension PostgreSQLTests {
             let pid = try #require(try connection.query("SELECT pg_backend_pid()").first?.first)
             // The timeout makes it wait until the backend is gone.
             #expect(try PostgreSQLConnection(url).query("SELECT pg_terminate_backend($1::int, 10000)::int", [pid]) == [[.integer(1)]])
-            #expect { try connection.query("SELECT 1") } throws: { ($0 as? PostgreSQLError)?.isConnection == true || ($0 as? PostgreSQLError)?.sqlState == "57P01" }
+            #expect { try connection.query("SELECT 1") } throws: {
+                ($0 as? PostgreSQLError)?.isConnection == true || ($0 as? PostgreSQLError)?.sqlState == "57P01"
+            }
             #expect(try connection.query("SELECT 1") == [[.integer(1)]])
             #expect(try connection.query("SHOW client_min_messages") == [[.text("warning")]])
         }

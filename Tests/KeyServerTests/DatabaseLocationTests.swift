@@ -31,7 +31,9 @@ import Testing
 
     @Test func questionMarkPlaceholdersBecomeDollarsOutsideLiterals() {
         #expect(PostgreSQLBackend.dollarPlaceholders("SELECT a FROM t WHERE b = ?1 AND c IN (?2, ?10)") == "SELECT a FROM t WHERE b = $1 AND c IN ($2, $10)")
-        #expect(PostgreSQLBackend.dollarPlaceholders("SELECT '?1', \"?2\", 'it''s ?3', ?4 -- ?5\n, ?6 /* ?7 */") == "SELECT '?1', \"?2\", 'it''s ?3', $4 -- ?5\n, $6 /* ?7 */")
+        #expect(
+            PostgreSQLBackend.dollarPlaceholders("SELECT '?1', \"?2\", 'it''s ?3', ?4 -- ?5\n, ?6 /* ?7 */")
+                == "SELECT '?1', \"?2\", 'it''s ?3', $4 -- ?5\n, $6 /* ?7 */")
         #expect(PostgreSQLBackend.dollarPlaceholders("SELECT j ? 'key'") == "SELECT j ? 'key'")
     }
 }

@@ -30,7 +30,9 @@ import Testing
         func index() throws -> String { try String(contentsOfFile: settings.directory + "/exposureKeyExport-CH/index.txt", encoding: .utf8) }
 
         // Yesterday's key (likely) and today's (embargoed until tomorrow 02:00).
-        let request = try PublishValidatorTests.request([PublishValidatorTests.key(1, start: Self.today - 144), PublishValidatorTests.key(2, start: Self.today)])
+        let request = try PublishValidatorTests.request([
+            PublishValidatorTests.key(1, start: Self.today - 144), PublishValidatorTests.key(2, start: Self.today),
+        ])
         let outcome = try PublishValidator().validate(request, now: Self.now)
         let published = try await store.publish(
             outcome.accepted, reportType: 2, healthAuthority: "ch.example", traveler: false, revisionToken: nil, now: Self.now)
@@ -50,7 +52,8 @@ import Testing
         // The likely key confirmed: a revised key in the next file, with the embargoed one once its time came.
         let revision = try PublishValidator().validate(
             try PublishValidatorTests.request([PublishValidatorTests.key(1, start: Self.today - 144)]), now: Self.now)
-        _ = try await store.publish(revision.accepted, reportType: 1, healthAuthority: "ch.example", traveler: false, revisionToken: published.revisionToken, now: Self.now)
+        _ = try await store.publish(
+            revision.accepted, reportType: 1, healthAuthority: "ch.example", traveler: false, revisionToken: published.revisionToken, now: Self.now)
         let later = Self.now.adding(seconds: 15 * 3600)
         let second = try #require(try await worker.run(now: later))
         let secondFile = try read(second)

@@ -35,21 +35,31 @@ import Testing
                 healthAuthority: "ch.example", traveler: false, revisionToken: nil, now: Self.now)
         }
         #expect(try database.count("exposure") == 2)
-        await #expect { try await store.publish([try Self.accepted(Array(repeating: 1, count: 16))], reportType: 1, healthAuthority: "x", traveler: false, revisionToken: "forged", now: Self.now) }
-            throws: { ($0 as? PublishError)?.code == .invalidRevisionToken }
+        await #expect {
+            try await store.publish(
+                [try Self.accepted(Array(repeating: 1, count: 16))], reportType: 1, healthAuthority: "x", traveler: false, revisionToken: "forged",
+                now: Self.now)
+        } throws: { ($0 as? PublishError)?.code == .invalidRevisionToken }
 
         // Likely → confirmed with the token: revised; a second revision is refused.
         let revised = try await store.publish(
             [try Self.accepted(Array(repeating: 1, count: 16))], reportType: 1, healthAuthority: "ch.example", traveler: false,
             revisionToken: first.revisionToken, now: Self.now)
         #expect(revised.revised == 1 && revised.inserted == 0)
-        await #expect { try await store.publish([try Self.accepted(Array(repeating: 1, count: 16))], reportType: 5, healthAuthority: "x", traveler: false, revisionToken: first.revisionToken, now: Self.now) }
-            throws: { ($0 as? PublishError)?.code == .keyAlreadyRevised }
+        await #expect {
+            try await store.publish(
+                [try Self.accepted(Array(repeating: 1, count: 16))], reportType: 5, healthAuthority: "x", traveler: false, revisionToken: first.revisionToken,
+                now: Self.now)
+        } throws: { ($0 as? PublishError)?.code == .keyAlreadyRevised }
         // Confirmed cannot be revised into anything.
         let confirmed = try await store.publish(
-            [try Self.accepted(Array(repeating: 9, count: 16))], reportType: 1, healthAuthority: "ch.example", traveler: false, revisionToken: nil, now: Self.now)
-        await #expect { try await store.publish([try Self.accepted(Array(repeating: 9, count: 16))], reportType: 5, healthAuthority: "x", traveler: false, revisionToken: confirmed.revisionToken, now: Self.now) }
-            throws: { ($0 as? PublishError)?.code == .invalidReportTypeTransition }
+            [try Self.accepted(Array(repeating: 9, count: 16))], reportType: 1, healthAuthority: "ch.example", traveler: false, revisionToken: nil,
+            now: Self.now)
+        await #expect {
+            try await store.publish(
+                [try Self.accepted(Array(repeating: 9, count: 16))], reportType: 5, healthAuthority: "x", traveler: false,
+                revisionToken: confirmed.revisionToken, now: Self.now)
+        } throws: { ($0 as? PublishError)?.code == .invalidReportTypeTransition }
         #expect(try database.count("exposure") == 3)
     }
 
@@ -58,7 +68,10 @@ import Testing
         let database = try TestDatabase(engine)
         let store = try KeyStore(database.keys)
         _ = try await store.publish(
-            [try Self.accepted(Array(repeating: 1, count: 16)), try Self.accepted(Array(repeating: 2, count: 16), exportAfter: Self.now.adding(seconds: 3600))],
+            [
+                try Self.accepted(Array(repeating: 1, count: 16)),
+                try Self.accepted(Array(repeating: 2, count: 16), exportAfter: Self.now.adding(seconds: 3600)),
+            ],
             reportType: 1, healthAuthority: "ch.example", traveler: false, revisionToken: nil, now: Self.now)
         #expect(try await store.exportable(now: Self.now) == 1)
         #expect(try await store.exportable(now: Self.now.adding(seconds: 3600)) == 2)
@@ -127,11 +140,13 @@ extension KeyStoreTests {
         }
         // Confirmed → anything, likely → self-report: refused.
         let confirmed = try await publish([try Self.accepted(3, risk: 2, onset: 0)], 1, token: nil)
-        await #expect { try await publish([try Self.accepted(3, risk: 2, onset: 0)], 2, token: confirmed.revisionToken) }
-            throws: { ($0 as? PublishError)?.code == .invalidReportTypeTransition }
+        await #expect { try await publish([try Self.accepted(3, risk: 2, onset: 0)], 2, token: confirmed.revisionToken) } throws: {
+            ($0 as? PublishError)?.code == .invalidReportTypeTransition
+        }
         let clinical = try await publish([try Self.accepted(4, risk: 4, onset: 0)], 2, token: nil)
-        await #expect { try await publish([try Self.accepted(4, risk: 4, onset: 0)], 3, token: clinical.revisionToken) }
-            throws: { ($0 as? PublishError)?.code == .invalidReportTypeTransition }
+        await #expect { try await publish([try Self.accepted(4, risk: 4, onset: 0)], 3, token: clinical.revisionToken) } throws: {
+            ($0 as? PublishError)?.code == .invalidReportTypeTransition
+        }
 
         // The revision's own days since onset and risk are what the export's revised_keys carry.
         _ = try await store.exportBatch(now: Self.now) { _ in "first.zip" }
@@ -166,7 +181,8 @@ extension KeyStoreTests {
             [try Self.accepted(Array(repeating: 4, count: 16))], reportType: 3, healthAuthority: "x", traveler: false, revisionToken: nil, now: Self.now)
         for (start, period) in [(UInt32(2_991_888 - 144), UInt32(144)), (2_991_888, 72)] {
             var moved = try Self.accepted(Array(repeating: 4, count: 16))
-            moved.key = try TemporaryExposureKey(keyData: moved.key.keyData, rollingStartIntervalNumber: ENIntervalNumber(rawValue: start), rollingPeriod: period)
+            moved.key = try TemporaryExposureKey(
+                keyData: moved.key.keyData, rollingStartIntervalNumber: ENIntervalNumber(rawValue: start), rollingPeriod: period)
             await #expect(
                 throws: PublishError(
                     .badRequest, "a key was published before with rolling start 2991888 and period 144, not \(start) and \(period)")

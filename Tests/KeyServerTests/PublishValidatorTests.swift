@@ -90,7 +90,8 @@ import Testing
         #expect(outcome.warnings[1].contains("older than 360 hours"))
         #expect(outcome.warnings[2].contains("symptom onset"))
         #expect(outcome.accepted.count == 1)
-        let onset = try Self.request([Self.key(4, start: Self.today - 144 * 3)], extra: #", "symptomOnsetInterval": \#(Self.today - 144 * 5), "traveler": true"#)
+        let onset = try Self.request(
+            [Self.key(4, start: Self.today - 144 * 3)], extra: #", "symptomOnsetInterval": \#(Self.today - 144 * 5), "traveler": true"#)
         #expect(onset.traveler)
         #expect(try PublishValidator().validate(onset, now: Self.now).accepted.first?.daysSinceOnsetOfSymptoms == 2)
     }

@@ -61,7 +61,8 @@ extension PostgreSQLTests {
             let database = try TestDatabase(.postgreSQL)
             let store = try KeyStore(database.keys)
             let worker = Self.worker(store, directory: database.directory.path + "/www", signing: try ECDSAPrivateKey())
-            _ = try await store.publish([try ReplicaPublishTests.key(8)], reportType: 1, healthAuthority: "x", traveler: false, revisionToken: nil, now: Self.now)
+            _ = try await store.publish(
+                [try ReplicaPublishTests.key(8)], reportType: 1, healthAuthority: "x", traveler: false, revisionToken: nil, now: Self.now)
             let holder = try PostgreSQLConnection(try #require(database.url))
             try holder.execute("BEGIN")
             #expect(try holder.query("SELECT pg_try_advisory_xact_lock($1)::int", [.integer(Self.exportLock)]) == [[.integer(1)]])

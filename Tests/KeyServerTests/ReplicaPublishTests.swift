@@ -28,13 +28,15 @@ extension PostgreSQLTests {
                     for (index, store) in replicas.enumerated() {
                         group.addTask {
                             let own = try (0..<3).map { try Self.key(1, UInt8(index), UInt8(round), UInt8($0)) }
-                            let published = try await store.publish(own, reportType: 1, healthAuthority: "x", traveler: false, revisionToken: nil, now: Self.now)
+                            let published = try await store.publish(
+                                own, reportType: 1, healthAuthority: "x", traveler: false, revisionToken: nil, now: Self.now)
                             return (false, published.inserted == 3 ? nil : .internalError)
                         }
                         group.addTask {
                             let contested = try Self.key(2, UInt8(round))
                             do {
-                                _ = try await store.publish([contested], reportType: 1, healthAuthority: "x", traveler: false, revisionToken: nil, now: Self.now)
+                                _ = try await store.publish(
+                                    [contested], reportType: 1, healthAuthority: "x", traveler: false, revisionToken: nil, now: Self.now)
                                 return (true, nil)
                             } catch {
                                 return (true, (error as? PublishError)?.code ?? .internalError)
@@ -134,15 +136,18 @@ extension PostgreSQLTests {
                 [try Self.key(5)], reportType: 1, healthAuthority: "x", traveler: false, revisionToken: likely.revisionToken, now: Self.now)
             #expect(confirmed.revised == 1)
             await #expect(throws: PublishError(.keyAlreadyRevised, "a key was already revised")) {
-                try await first.publish([try Self.key(5)], reportType: 5, healthAuthority: "x", traveler: false, revisionToken: likely.revisionToken, now: Self.now)
+                try await first.publish(
+                    [try Self.key(5)], reportType: 5, healthAuthority: "x", traveler: false, revisionToken: likely.revisionToken, now: Self.now)
             }
 
             let keys = 10
             var tokens = [String]()
             for index in 0..<keys {
                 tokens.append(
-                    try await first.publish([try Self.key(6, UInt8(index))], reportType: 2, healthAuthority: "x", traveler: false, revisionToken: nil, now: Self.now)
-                        .revisionToken)
+                    try await first.publish(
+                        [try Self.key(6, UInt8(index))], reportType: 2, healthAuthority: "x", traveler: false, revisionToken: nil, now: Self.now
+                    )
+                    .revisionToken)
             }
             let issued = tokens
             let codes = try await withThrowingTaskGroup(of: PublishError.Code?.self) { group in

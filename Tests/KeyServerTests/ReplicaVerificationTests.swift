@@ -16,7 +16,9 @@ extension PostgreSQLTests {
             let database = try TestDatabase(.postgreSQL)
             let signing = try ECDSAPrivateKey()
             let key = try TestDatabase.codeKey()
-            let replicas = [try Verifier(database.verification, signingKey: signing, codeKey: key), try Verifier(database.verification, signingKey: signing, codeKey: key)]
+            let replicas = [
+                try Verifier(database.verification, signingKey: signing, codeKey: key), try Verifier(database.verification, signingKey: signing, codeKey: key),
+            ]
             var codes = [String]()
             for index in 0..<8 {
                 codes.append(try await replicas[index % 2].issueCode(testType: "confirmed", symptomDate: nil, testDate: nil, now: Self.now).code)

@@ -34,7 +34,8 @@ import Testing
     }
 
     @Test func chunksWithExtensionsAndTrailersMakeTheBody() async throws {
-        let request = try await Self.read("POST /v1/publish HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5;x=1\r\nabcde\r\nA\r\n0123456789\r\n0\r\nT: 1\r\n\r\n")
+        let request = try await Self.read(
+            "POST /v1/publish HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5;x=1\r\nabcde\r\nA\r\n0123456789\r\n0\r\nT: 1\r\n\r\n")
         #expect(request.body == Array("abcde0123456789".utf8))
     }
 

@@ -159,7 +159,10 @@ import Testing
         let verifier = try Self.verifier(database)
         #expect(try !database.verificationTables().contains("verification_code"))
         #expect(try database.verificationTables().contains("verification_codes"))
-        #expect(try database.verificationText("SELECT code_hmac, long_code_hmac, long_expires FROM verification_codes") == [[Self.storedForm(live), "NULL", "NULL"]])
+        #expect(
+            try database.verificationText("SELECT code_hmac, long_code_hmac, long_expires FROM verification_codes") == [
+                [Self.storedForm(live), "NULL", "NULL"]
+            ])
         let files = String(decoding: try database.verificationFileBytes(), as: UTF8.self)
         for code in [live, used, expired] { #expect(!files.contains(code), "\(code) is still in the SQLite files") }
 
@@ -218,7 +221,8 @@ import Testing
             store: try KeyStore(database.keys), verifier: verifier,
             check: CertificateCheck(verifierKey: try ECDSAPublicKey(pem: signing.publicKeyPEM), issuer: "i", audience: "a"), settings: settings,
             clock: { Self.now })
-        let issued = await api.handle(.init(method: "POST", path: "/admin/codes", headers: ["X-API-Key": "admin"], body: Array(#"{"testType":"confirmed"}"#.utf8)))
+        let issued = await api.handle(
+            .init(method: "POST", path: "/admin/codes", headers: ["X-API-Key": "admin"], body: Array(#"{"testType":"confirmed"}"#.utf8)))
         #expect(issued.status == 200)
         let fields = try #require(try JSONSerialization.jsonObject(with: Data(issued.body)) as? [String: Any])
         #expect(Set(fields.keys) == ["code", "longCode", "expiresAt", "expiresAtTimestamp", "longExpiresAt", "longExpiresAtTimestamp"])
@@ -228,7 +232,8 @@ import Testing
         #expect(fields["expiresAt"] as? String == "Sat, 21 Nov 2026 12:15:00 UTC")
         #expect(fields["longExpiresAt"] as? String == "Sun, 22 Nov 2026 12:00:00 UTC")
         let longCode = try #require(fields["longCode"] as? String)
-        let verified = await api.handle(.init(method: "POST", path: "/api/verify", headers: ["X-API-Key": "device"], body: Array(#"{"code":"\#(longCode)"}"#.utf8)))
+        let verified = await api.handle(
+            .init(method: "POST", path: "/api/verify", headers: ["X-API-Key": "device"], body: Array(#"{"code":"\#(longCode)"}"#.utf8)))
         #expect(verified.status == 200, "\(String(decoding: verified.body, as: UTF8.self))")
     }
 }

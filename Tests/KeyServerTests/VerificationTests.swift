@@ -42,9 +42,13 @@ import Testing
         await #expect { try await verifier.verify(code: code, accept: [], now: Self.now) } throws: { ($0 as? Verifier.Refusal)?.code == "code_invalid" }
         await #expect { try await verifier.verify(code: "12345678", accept: [], now: Self.now) } throws: { ($0 as? Verifier.Refusal)?.code == "code_invalid" }
         let late = try await verifier.issueCode(testType: "confirmed", symptomDate: nil, testDate: nil, now: Self.now).code
-        await #expect { try await verifier.verify(code: late, accept: [], now: Self.now.adding(seconds: 15 * 60)) } throws: { ($0 as? Verifier.Refusal)?.code == "code_expired" }
+        await #expect { try await verifier.verify(code: late, accept: [], now: Self.now.adding(seconds: 15 * 60)) } throws: {
+            ($0 as? Verifier.Refusal)?.code == "code_expired"
+        }
         let negative = try await verifier.issueCode(testType: "negative", symptomDate: nil, testDate: nil, now: Self.now).code
-        await #expect { try await verifier.verify(code: negative, accept: ["confirmed"], now: Self.now) } throws: { ($0 as? Verifier.Refusal)?.code == "unsupported_test_type" }
+        await #expect { try await verifier.verify(code: negative, accept: ["confirmed"], now: Self.now) } throws: {
+            ($0 as? Verifier.Refusal)?.code == "unsupported_test_type"
+        }
 
         // The device's side: the HMAC of its keys with a secret it keeps, as gaend computes it.
         let keys = [
@@ -54,15 +58,19 @@ import Testing
         let secret = Array(1...16).map(UInt8.init)
         let cleartext = "dPCphLzfG4uzXneNimkPRQ==.2992032.72.5,z2Cx9hdz2SlxZ8GEgqTYpA==.2991888.144.3"
         let hmac = Digest.hmacSHA256(key: secret, message: Array(cleartext.utf8))
-        await #expect { try await verifier.certificate(token: verified.token, keysHMAC: "AAAA", now: Self.now) } throws: { ($0 as? Verifier.Refusal)?.code == "hmac_invalid" }
+        await #expect { try await verifier.certificate(token: verified.token, keysHMAC: "AAAA", now: Self.now) } throws: {
+            ($0 as? Verifier.Refusal)?.code == "hmac_invalid"
+        }
         let certificate = try await verifier.certificate(token: verified.token, keysHMAC: Data(hmac).base64EncodedString(), now: Self.now)
-        await #expect { try await verifier.certificate(token: verified.token, keysHMAC: Data(hmac).base64EncodedString(), now: Self.now) }
-            throws: { ($0 as? Verifier.Refusal)?.code == "token_invalid" }
+        await #expect { try await verifier.certificate(token: verified.token, keysHMAC: Data(hmac).base64EncodedString(), now: Self.now) } throws: {
+            ($0 as? Verifier.Refusal)?.code == "token_invalid"
+        }
 
         let settings = verifier.settings
         let check = CertificateCheck(verifierKey: try ECDSAPublicKey(pem: signing.publicKeyPEM), issuer: settings.issuer, audience: settings.audience)
         func publish(_ keyList: [String], certificate: String, secret: [UInt8]) throws(PublishError) -> CertificateCheck.Claims {
-            let body = #"{"temporaryExposureKeys": [\#(keyList.joined(separator: ","))], "healthAuthorityID": "ch.example", "verificationPayload": "\#(certificate)", "hmacKey": "\#(Data(secret).base64EncodedString())"}"#
+            let body =
+                #"{"temporaryExposureKeys": [\#(keyList.joined(separator: ","))], "healthAuthorityID": "ch.example", "verificationPayload": "\#(certificate)", "hmacKey": "\#(Data(secret).base64EncodedString())"}"#
             return try check.check(try PublishRequest(json: Array(body.utf8)), now: Self.now.seconds)
         }
         let claims = try publish(keys, certificate: certificate, secret: secret)
@@ -71,9 +79,14 @@ import Testing
         // Another set of keys, another secret, a forged or expired certificate: refused.
         #expect(throws: PublishError.self) { try publish([keys[0]], certificate: certificate, secret: secret) }
         #expect(throws: PublishError.self) { try publish(keys, certificate: certificate, secret: Array(repeating: 7, count: 16)) }
-        let forged = try JWT.sign(["iss": settings.issuer, "aud": settings.audience, "tekmac": Data(hmac).base64EncodedString()], keyID: "v1", key: try ECDSAPrivateKey())
-        #expect(throws: PublishError(.verificationCertificateInvalid, "the certificate the signature does not verify")) { try publish(keys, certificate: forged, secret: secret) }
-        #expect(throws: PublishError.self) { try check.check(try PublishRequest(json: Array(#"{"temporaryExposureKeys": [\#(keys[0])], "healthAuthorityID": "x"}"#.utf8)), now: Self.now.seconds) }
+        let forged = try JWT.sign(
+            ["iss": settings.issuer, "aud": settings.audience, "tekmac": Data(hmac).base64EncodedString()], keyID: "v1", key: try ECDSAPrivateKey())
+        #expect(throws: PublishError(.verificationCertificateInvalid, "the certificate the signature does not verify")) {
+            try publish(keys, certificate: forged, secret: secret)
+        }
+        #expect(throws: PublishError.self) {
+            try check.check(try PublishRequest(json: Array(#"{"temporaryExposureKeys": [\#(keys[0])], "healthAuthorityID": "x"}"#.utf8)), now: Self.now.seconds)
+        }
     }
 }
 
@@ -117,7 +130,8 @@ extension VerificationTests {
         func reportType(_ type: String?) throws -> Int32? {
             var claims: [String: Any] = ["iss": "i", "aud": "a", "tekmac": tekmac]
             claims["reportType"] = type
-            let body = #"{"temporaryExposureKeys": [\#(key)], "healthAuthorityID": "x", "verificationPayload": "\#(try JWT.sign(claims, keyID: "v1", key: signing))", "hmacKey": "\#(Data(secret).base64EncodedString())"}"#
+            let body =
+                #"{"temporaryExposureKeys": [\#(key)], "healthAuthorityID": "x", "verificationPayload": "\#(try JWT.sign(claims, keyID: "v1", key: signing))", "hmacKey": "\#(Data(secret).base64EncodedString())"}"#
             return try? check.check(try PublishRequest(json: Array(body.utf8)), now: Self.now.seconds).reportType
         }
         #expect(try reportType("confirmed") == 1)

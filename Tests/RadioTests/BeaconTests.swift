@@ -27,8 +27,10 @@ struct BeaconTests {
         let keys = try KeySchedule(dataDirectory: data, clock: clock, logger: quiet)
         let log = try ContactLogWriter(dataDirectory: DataDirectory(path: directory.path + "/peer"), clock: clock, logger: quiet)
 
-        let advertisingController = HCIController(transport: try FileDescriptorTransport.unix(path: fixture.sockets[0]), commandTimeout: .seconds(60), logger: quiet)
-        let scanningController = HCIController(transport: try FileDescriptorTransport.unix(path: fixture.sockets[1]), commandTimeout: .seconds(60), logger: quiet)
+        let advertisingController = HCIController(
+            transport: try FileDescriptorTransport.unix(path: fixture.sockets[0]), commandTimeout: .seconds(60), logger: quiet)
+        let scanningController = HCIController(
+            transport: try FileDescriptorTransport.unix(path: fixture.sockets[1]), commandTimeout: .seconds(60), logger: quiet)
         async let readingA: Void = advertisingController.run()
         async let readingB: Void = scanningController.run()
         let info = try await advertisingController.initialize()
@@ -38,7 +40,8 @@ struct BeaconTests {
         settings.calibrationConfidence = .low
         let advertisingRadio = HCIRadio(controller: advertisingController, info: info, extended: extended)
         let advertiser = try Advertiser(radio: advertisingRadio, keys: keys, clock: clock, settings: settings, logger: quiet)
-        let scanner = Scanner(radio: HCIRadio(controller: scanningController, info: scanningInfo, extended: extended), log: log, clock: clock, settings: settings, logger: quiet)
+        let scanner = Scanner(
+            radio: HCIRadio(controller: scanningController, info: scanningInfo, extended: extended), log: log, clock: clock, settings: settings, logger: quiet)
         #expect(info.supportsExtendedAdvertising)
         try await advertiser.start()
         let first = try #require(await advertiser.current)

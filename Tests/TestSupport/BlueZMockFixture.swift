@@ -40,7 +40,8 @@ public final class BlueZMockFixture: @unchecked Sendable {
         mock = process
         for _ in 0..<200 {
             let owned = try ToolRunner.runProgram(
-                "/usr/bin/busctl", ["--address=\(bus.address)", "call", "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner", "s", "org.bluez"])
+                "/usr/bin/busctl",
+                ["--address=\(bus.address)", "call", "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner", "s", "org.bluez"])
             if owned.standardOutput.hasPrefix("b true") { return }
             guard process.isRunning else { break }
             usleep(50_000)

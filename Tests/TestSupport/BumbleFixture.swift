@@ -37,7 +37,8 @@ public final class BumbleFixture: @unchecked Sendable {
         for socket in sockets { unlink(socket) }
         process = Process()
         process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [Self.root.appendingPathComponent("testbed/controllers.py").path, "--max-seconds", "120"] + arguments
+        process.arguments =
+            [Self.root.appendingPathComponent("testbed/controllers.py").path, "--max-seconds", "120"] + arguments
             + sockets.map { "unix-server:\($0)" }
         let output = Pipe()
         process.standardOutput = output

@@ -2,7 +2,7 @@
 
 public import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 import Glibc
 

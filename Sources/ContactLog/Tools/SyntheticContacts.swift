@@ -68,4 +68,3 @@ public struct SyntheticContacts: Sendable {
         return RollingProximityIdentifier(Bytes16(words: (generator.next(), generator.next())))
     }
 }
-

@@ -90,17 +90,23 @@ public actor ContactLogWriter {
         var written = 0
         var refused = 0
         for aggregate in aggregates {
-            if encode(day: aggregate.day, today: today, into: &buffers, { (bytes, day) throws(RecordCodec.Refusal) in
-                try RecordCodec.append(aggregate, day: day, to: &bytes)
-            }) {
+            if encode(
+                day: aggregate.day, today: today, into: &buffers,
+                { (bytes, day) throws(RecordCodec.Refusal) in
+                    try RecordCodec.append(aggregate, day: day, to: &bytes)
+                })
+            {
                 written += 1
             } else {
                 refused += 1
             }
         }
-        if !encode(day: window.day, today: today, into: &buffers, { (bytes, day) throws(RecordCodec.Refusal) in
-            try RecordCodec.append(window, day: day, to: &bytes)
-        }) {
+        if !encode(
+            day: window.day, today: today, into: &buffers,
+            { (bytes, day) throws(RecordCodec.Refusal) in
+                try RecordCodec.append(window, day: day, to: &bytes)
+            })
+        {
             refused += 1
         }
         if refused > 0 {
@@ -239,7 +245,8 @@ public actor ContactLogWriter {
                     throw .storage(error)
                 }
                 report.setAside[day] = reason
-                logger.error("segment unreadable; moved aside, a new one will be started", metadata: ["path": "\(path)", "reason": "\(reason)", "movedTo": "\(aside)"])
+                logger.error(
+                    "segment unreadable; moved aside, a new one will be started", metadata: ["path": "\(path)", "reason": "\(reason)", "movedTo": "\(aside)"])
                 continue
             }
             if scan.tornTailBytes > 0 {
@@ -249,7 +256,10 @@ public actor ContactLogWriter {
                 report.corruptRecords[day] = scan.corruptRecords
                 logger.error(
                     "damaged records in a segment skipped; the rest is read",
-                    metadata: ["path": "\(path)", "records.corrupt": "\(scan.corruptRecords)", "firstAt": "\(scan.problems.first { $0.kind == .corrupt }?.offset ?? 0)"])
+                    metadata: [
+                        "path": "\(path)", "records.corrupt": "\(scan.corruptRecords)",
+                        "firstAt": "\(scan.problems.first { $0.kind == .corrupt }?.offset ?? 0)",
+                    ])
             }
             if scan.outOfDayRecords > 0 {
                 report.outOfDayRecords[day] = scan.outOfDayRecords

@@ -27,7 +27,8 @@ extension DBusConnection {
         try rule.validate()
         let wellKnownSender = rule.sender.flatMap { $0.hasPrefix(":") || $0 == "org.freedesktop.DBus" ? nil : $0 }
         if let wellKnownSender { try await trackOwner(of: wellKnownSender) }
-        _ = try await call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "AddMatch", [.string(rule.text)])
+        _ = try await call(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "AddMatch", [.string(rule.text)])
         let (stream, continuation) = AsyncStream<DBusMessage>.makeStream(bufferingPolicy: .bufferingNewest(4096))
         let id = state.withLock { state in
             defer { state.nextID += 1 }
@@ -45,7 +46,8 @@ extension DBusConnection {
             try? self.send(
                 .call(
                     destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "RemoveMatch",
-                    [.string(rule.text)]).noReplyWanted())
+                    [.string(rule.text)]
+                ).noReplyWanted())
             if let wellKnownSender { self.untrackOwner(of: wellKnownSender) }
         }
         return SignalSubscription(messages: stream, id: id)
@@ -55,7 +57,8 @@ extension DBusConnection {
     public func nameOwner(of name: String) async throws -> AsyncStream<String?> {
         guard DBusNames.isValidBusName(name), !name.hasPrefix(":") else { throw DBusError(.invalidArgs, "'\(name)' is not a well-known bus name") }
         let changes = try await signals(
-            matching: DBusMatchRule(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged", path: "/org/freedesktop/DBus", arg0: name))
+            matching: DBusMatchRule(
+                sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged", path: "/org/freedesktop/DBus", arg0: name))
         let current = try await owner(of: name)
         let (stream, continuation) = AsyncStream<String?>.makeStream()
         continuation.yield(current)
@@ -103,7 +106,8 @@ extension DBusConnection {
         }
         guard first else { return }
         let rule = DBusMatchRule(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged", arg0: name)
-        _ = try await call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "AddMatch", [.string(rule.text)])
+        _ = try await call(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "AddMatch", [.string(rule.text)])
         // After AddMatch: a change from now on updates the cache, so the answer below cannot be stale
         // for long.
         let owner = try await owner(of: name)

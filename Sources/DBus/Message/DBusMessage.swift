@@ -86,7 +86,8 @@ public struct DBusMessage: Sendable, CustomStringConvertible {
         if let destination, !DBusNames.isValidBusName(destination) { throw DBusError(.invalidArgs, "'\(destination)' is not a bus name") }
         switch kind {
         case .methodCall: guard path != nil, member != nil else { throw DBusError(.invalidArgs, "a method call needs a path and a member") }
-        case .signal: guard path != nil, interface != nil, member != nil else { throw DBusError(.invalidArgs, "a signal needs a path, an interface and a member") }
+        case .signal:
+            guard path != nil, interface != nil, member != nil else { throw DBusError(.invalidArgs, "a signal needs a path, an interface and a member") }
         case .error: guard errorName != nil, replySerial != nil else { throw DBusError(.invalidArgs, "an error needs a name and a reply serial") }
         case .methodReturn: guard replySerial != nil else { throw DBusError(.invalidArgs, "a reply needs a reply serial") }
         }

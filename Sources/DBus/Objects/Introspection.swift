@@ -11,27 +11,37 @@ enum Introspection {
     /// The standard interfaces every object has, and ObjectManager where one is.
     static func standard(properties: Bool, objectManager: Bool) -> [DBusInterface] {
         var interfaces = [
-            DBusInterface(name: "org.freedesktop.DBus.Peer", methods: [
-                DBusMethod("Ping") { _ in [] },
-                DBusMethod("GetMachineId", outputs: [DBusArgument("machine_uuid", .string)]) { _ in [] },
-            ]),
-            DBusInterface(name: "org.freedesktop.DBus.Introspectable", methods: [
-                DBusMethod("Introspect", outputs: [DBusArgument("xml_data", .string)]) { _ in [] }
-            ]),
+            DBusInterface(
+                name: "org.freedesktop.DBus.Peer",
+                methods: [
+                    DBusMethod("Ping") { _ in [] },
+                    DBusMethod("GetMachineId", outputs: [DBusArgument("machine_uuid", .string)]) { _ in [] },
+                ]),
+            DBusInterface(
+                name: "org.freedesktop.DBus.Introspectable",
+                methods: [
+                    DBusMethod("Introspect", outputs: [DBusArgument("xml_data", .string)]) { _ in [] }
+                ]),
         ]
         if properties {
             interfaces.append(
                 DBusInterface(
                     name: "org.freedesktop.DBus.Properties",
                     methods: [
-                        DBusMethod("Get", inputs: [.init("interface_name", .string), .init("property_name", .string)], outputs: [.init("value", .variant)]) { _ in [] },
-                        DBusMethod("GetAll", inputs: [.init("interface_name", .string)], outputs: [.init("props", .dictionary(key: .string, value: .variant))]) { _ in [] },
+                        DBusMethod("Get", inputs: [.init("interface_name", .string), .init("property_name", .string)], outputs: [.init("value", .variant)]) {
+                            _ in []
+                        },
+                        DBusMethod("GetAll", inputs: [.init("interface_name", .string)], outputs: [.init("props", .dictionary(key: .string, value: .variant))])
+                        { _ in [] },
                         DBusMethod("Set", inputs: [.init("interface_name", .string), .init("property_name", .string), .init("value", .variant)]) { _ in [] },
                     ],
                     signals: [
                         DBusSignal(
                             "PropertiesChanged",
-                            [.init("interface_name", .string), .init("changed_properties", .dictionary(key: .string, value: .variant)), .init("invalidated_properties", .array(.string))])
+                            [
+                                .init("interface_name", .string), .init("changed_properties", .dictionary(key: .string, value: .variant)),
+                                .init("invalidated_properties", .array(.string)),
+                            ])
                     ]))
         }
         if objectManager {
@@ -42,7 +52,12 @@ enum Introspection {
                         DBusMethod("GetManagedObjects", outputs: [.init("objects", ObjectTable.managedObjectsType)]) { _ in [] }
                     ],
                     signals: [
-                        DBusSignal("InterfacesAdded", [.init("object_path", .objectPath), .init("interfaces_and_properties", .dictionary(key: .string, value: .dictionary(key: .string, value: .variant)))]),
+                        DBusSignal(
+                            "InterfacesAdded",
+                            [
+                                .init("object_path", .objectPath),
+                                .init("interfaces_and_properties", .dictionary(key: .string, value: .dictionary(key: .string, value: .variant))),
+                            ]),
                         DBusSignal("InterfacesRemoved", [.init("object_path", .objectPath), .init("interfaces", .array(.string))]),
                     ]))
         }
@@ -55,8 +70,12 @@ enum Introspection {
             lines.append(" <interface name=\"\(interface.name)\">")
             for method in interface.methods {
                 lines.append("  <method name=\"\(method.name)\">")
-                for argument in method.inputs { lines.append("   <arg name=\"\(argument.name)\" type=\"\(escape(argument.type.signature))\" direction=\"in\"/>") }
-                for argument in method.outputs { lines.append("   <arg name=\"\(argument.name)\" type=\"\(escape(argument.type.signature))\" direction=\"out\"/>") }
+                for argument in method.inputs {
+                    lines.append("   <arg name=\"\(argument.name)\" type=\"\(escape(argument.type.signature))\" direction=\"in\"/>")
+                }
+                for argument in method.outputs {
+                    lines.append("   <arg name=\"\(argument.name)\" type=\"\(escape(argument.type.signature))\" direction=\"out\"/>")
+                }
                 lines.append("  </method>")
             }
             for signal in interface.signals {

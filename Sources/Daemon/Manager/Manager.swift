@@ -237,9 +237,7 @@ public actor Manager {
     public func properties() async -> [Manager1.Property: PropertyValue] {
         let radio = radioStatus.status
         let status: String =
-            if settings.radio == "none" { "paused" }
-            else if !owner.enabled { "disabled" }
-            else {
+            if settings.radio == "none" { "paused" } else if !owner.enabled { "disabled" } else {
                 switch radio {
                 case .active: "active"
                 case .bluetoothOff: "bluetooth-off"

@@ -105,22 +105,29 @@ public struct ManagerObject: Sendable {
                         // name (Apple's handler). A signal without a destination goes to every
                         // connection with a match rule, whoever it belongs to.
                         try? bus.send(
-                            .signal(path: Self.path, interface: Self.interface, member: Manager1.Signal.diagnosisKeysAvailable.rawValue, [keys], destination: call.sender))
+                            .signal(
+                                path: Self.path, interface: Self.interface, member: Manager1.Signal.diagnosisKeysAvailable.rawValue, [keys],
+                                destination: call.sender))
                         return [keys]
                     }
                 },
                 DBusMethod(Manager1.Method.detectExposures.rawValue, inputs: [.init("configuration", .string)], outputs: [.init("result", .string)]) { call in
-                    try await perform(call) { () throws(ManagerError) in [.string(try await manager.detect(configurationJSON: call.arguments[0].string ?? ""))] }
+                    try await perform(call) { () throws(ManagerError) in [.string(try await manager.detect(configurationJSON: call.arguments[0].string ?? ""))]
+                    }
                 },
                 DBusMethod(Manager1.Method.getExposureWindows.rawValue, outputs: [.init("windows", .string)]) { _ in
                     [.string(await manager.exposureWindows())]
                 },
-                DBusMethod(Manager1.Method.getDailySummaries.rawValue, inputs: [.init("configuration", .string)], outputs: [.init("summaries", .string)]) { call in
+                DBusMethod(Manager1.Method.getDailySummaries.rawValue, inputs: [.init("configuration", .string)], outputs: [.init("summaries", .string)]) {
+                    call in
                     try await perform(call) { () throws(ManagerError) in
                         [.string(try await manager.dailySummaries(configurationJSON: call.arguments[0].string ?? ""))]
                     }
                 },
-                DBusMethod(Manager1.Method.addTestResult.rawValue, inputs: [.init("result", .dictionary(key: .string, value: .variant))], outputs: [.init("id", .string)]) { call in
+                DBusMethod(
+                    Manager1.Method.addTestResult.rawValue, inputs: [.init("result", .dictionary(key: .string, value: .variant))],
+                    outputs: [.init("id", .string)]
+                ) { call in
                     try await perform(call, audited: "test result added") { () throws(ManagerError) in
                         let fields = call.arguments[0].stringKeyed ?? [:]
                         let accepted: [Field] = [.testDate, .type, .symptomOnset]

@@ -107,7 +107,9 @@ extension ExposureConfiguration {
             var v1 = V1Configuration()
             if let value = try reader.integer("minimumRiskScore", in: 0...4096) { v1.minimumRiskScore = value }
             if let scores = try reader.scores("attenuationScores", alias: "attenuationLevelValues") { v1.attenuationScores = scores }
-            if let scores = try reader.scores("daysSinceLastExposureScores", alias: "daysSinceLastExposureLevelValues") { v1.daysSinceLastExposureScores = scores }
+            if let scores = try reader.scores("daysSinceLastExposureScores", alias: "daysSinceLastExposureLevelValues") {
+                v1.daysSinceLastExposureScores = scores
+            }
             if let scores = try reader.scores("durationScores", alias: "durationLevelValues") { v1.durationScores = scores }
             if let scores = try reader.scores("transmissionRiskScores", alias: "transmissionRiskLevelValues") { v1.transmissionRiskScores = scores }
             if let value = try reader.number("attenuationWeight", in: 0...100) { v1.attenuationWeight = value }

@@ -43,7 +43,8 @@ public enum PerDayCheck {
             let low = min(30, seconds[day]!.low / 60)
             let medium = min(30, seconds[day]!.medium / 60)
             let weighted = low * configuration.factorLow + medium * configuration.factorMedium
-            return PerDayResult(day: day, lowMinutes: low, mediumMinutes: medium, weightedMinutes: weighted, exposed: weighted >= configuration.triggerThreshold)
+            return PerDayResult(
+                day: day, lowMinutes: low, mediumMinutes: medium, weightedMinutes: weighted, exposed: weighted >= configuration.triggerThreshold)
         }
     }
 }

@@ -110,7 +110,8 @@ public enum V1Scorer {
     static func info(for scans: [Scan], key: DiagnosisKey, configuration: V1Configuration, now: UnixTime) -> V1ExposureInfo {
         // GMS computePeriods: boundary points half a scan interval out, zero-length periods skipped.
         let margin = scanIntervalSeconds / 2
-        let points = [Scan(time: scans[0].time - margin, attenuation: scans[0].attenuation)] + scans
+        let points =
+            [Scan(time: scans[0].time - margin, attenuation: scans[0].attenuation)] + scans
             + [Scan(time: scans[scans.count - 1].time + margin, attenuation: scans[scans.count - 1].attenuation)]
         var periods = [(seconds: Int64, attenuation: Int)]()
         var start = points[0]
@@ -146,9 +147,11 @@ public enum V1Scorer {
         case .product:
             score = scores.attenuation * scores.days * scores.duration * scores.transmission
         case .weightedAverage:
-            let weights = configuration.attenuationWeight + configuration.daysSinceLastExposureWeight + configuration.durationWeight
+            let weights =
+                configuration.attenuationWeight + configuration.daysSinceLastExposureWeight + configuration.durationWeight
                 + configuration.transmissionRiskWeight
-            let sum = Double(scores.attenuation) * configuration.attenuationWeight + Double(scores.days) * configuration.daysSinceLastExposureWeight
+            let sum =
+                Double(scores.attenuation) * configuration.attenuationWeight + Double(scores.days) * configuration.daysSinceLastExposureWeight
                 + Double(scores.duration) * configuration.durationWeight + Double(scores.transmission) * configuration.transmissionRiskWeight
             score = weights > 0 ? WindowBuilder.javaRound(sum / weights) : 0
         }

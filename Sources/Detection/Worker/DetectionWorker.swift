@@ -244,7 +244,6 @@ public actor DetectionWorker {
         }
     }
 
-
     private func perform(configuration: ExposureConfiguration, results: ExposureResults) async -> Result<(DetectionRun, [String]), DetectionWorkerError> {
         do {
             let pending = try await downloader.pendingFiles()

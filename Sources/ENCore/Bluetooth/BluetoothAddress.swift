@@ -42,6 +42,8 @@ public struct BluetoothAddress: Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        bytes.map { let d = String($0, radix: 16, uppercase: true); return d.count == 1 ? "0" + d : d }.joined(separator: ":")
+        bytes.map {
+            let d = String($0, radix: 16, uppercase: true); return d.count == 1 ? "0" + d : d
+        }.joined(separator: ":")
     }
 }

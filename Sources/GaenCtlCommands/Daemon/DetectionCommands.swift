@@ -33,7 +33,8 @@ struct DetectCommand: AsyncParsableCommand {
                 if terminal {
                     let width = 30
                     let filled = total > 0 ? Int(Double(done) / Double(total) * Double(width)) : 0
-                    FileHandle.standardOutput.write(Data("\r[\(String(repeating: "#", count: filled))\(String(repeating: " ", count: width - filled))] \(done)/\(total) keys".utf8))
+                    FileHandle.standardOutput.write(
+                        Data("\r[\(String(repeating: "#", count: filled))\(String(repeating: " ", count: width - filled))] \(done)/\(total) keys".utf8))
                 } else if !options.json {
                     GaenCtl.writeLineNow("progress \(done)/\(total) keys")
                 }

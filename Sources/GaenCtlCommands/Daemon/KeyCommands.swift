@@ -29,7 +29,10 @@ struct KeysCommand: AsyncParsableCommand {
             Swift.print(
                 Output.json(
                     rows.map {
-                        ["key": Output.plain($0[0]), "rolling_start": Output.plain($0[1]), "rolling_period": Output.plain($0[2]), "transmission_risk": Output.plain($0[3])]
+                        [
+                            "key": Output.plain($0[0]), "rolling_start": Output.plain($0[1]), "rolling_period": Output.plain($0[2]),
+                            "transmission_risk": Output.plain($0[3]),
+                        ]
                     }))
             return
         }

@@ -113,4 +113,3 @@ public enum LegacyAdvertisingType: UInt8, Sendable {
     case nonConnectableUndirected = 0x03  // ADV_NONCONN_IND
     case connectableDirectedLowDuty = 0x04
 }
-

@@ -27,7 +27,8 @@ struct JSONExchange: Sendable {
         let response: HTTPResponse
         do {
             response = try await transport.send(
-                HTTPRequest(method: "POST", url: url, headers: allHeaders, body: [UInt8](data), timeout: timeout,
+                HTTPRequest(
+                    method: "POST", url: url, headers: allHeaders, body: [UInt8](data), timeout: timeout,
                     maximumResponseBytes: Self.maximumResponseBytes))
         } catch {
             throw .http(error)

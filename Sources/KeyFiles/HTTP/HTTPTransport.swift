@@ -69,4 +69,3 @@ public enum HTTPError: Error, Equatable, Sendable, CustomStringConvertible {
 public protocol HTTPTransport: Sendable {
     func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse
 }
-

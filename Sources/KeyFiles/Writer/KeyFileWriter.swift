@@ -71,9 +71,10 @@ public struct KeyFileWriter: Sendable {
             if batch.hasBatchNumber { signature.batchNum = batch.batchNumber }
             if batch.hasBatchSize { signature.batchSize = batch.batchSize }
             let digest: ECDSADigest = signer.signatureInfo.signatureAlgorithm == SignatureInfo.ecdsaP256SHA512 ? .sha512 : .sha256
-            signature.signature = Data(try exportBinary.withUnsafeBytes { raw in
-                Result { () throws(CryptoError) in try signer.signingKey.sign(raw, digest: digest) }
-            }.get())
+            signature.signature = Data(
+                try exportBinary.withUnsafeBytes { raw in
+                    Result { () throws(CryptoError) in try signer.signingKey.sign(raw, digest: digest) }
+                }.get())
             list.signatures.append(signature)
         }
         return try! list.serializedBytes()

@@ -59,7 +59,8 @@ public final class RateLimiter: Sendable {
     private let state = Mutex(State())
 
     public init(_ limit: RateLimit, maximumKeys: Int = 65_536) {
-        precondition(RateLimit.tokenRange.contains(limit.tokens) && RateLimit.intervalRange.contains(limit.interval), "a rate limit is checked where it is read")
+        precondition(
+            RateLimit.tokenRange.contains(limit.tokens) && RateLimit.intervalRange.contains(limit.interval), "a rate limit is checked where it is read")
         self.limit = limit
         self.maximumKeys = max(1, maximumKeys)
     }

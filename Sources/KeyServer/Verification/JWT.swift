@@ -35,7 +35,9 @@ public enum JWT {
         guard signature.count == 64, let der = derSignature(fromRaw: signature) else { throw Failure(reason: "the signature is not 64 bytes of r and s") }
         let input = Array((parts[0] + "." + parts[1]).utf8)
         guard input.withUnsafeBytes({ key.verify(signature: der, message: $0) }) else { throw Failure(reason: "the signature does not verify") }
-        guard let claims = (try? JSONSerialization.jsonObject(with: Data(payloadBytes))) as? [String: Any] else { throw Failure(reason: "the claims are not a JSON object") }
+        guard let claims = (try? JSONSerialization.jsonObject(with: Data(payloadBytes))) as? [String: Any] else {
+            throw Failure(reason: "the claims are not a JSON object")
+        }
         if let expires = (claims["exp"] as? NSNumber)?.int64Value, now >= expires { throw Failure(reason: "expired") }
         if let notBefore = (claims["nbf"] as? NSNumber)?.int64Value, now < notBefore { throw Failure(reason: "not yet valid") }
         return claims

@@ -119,9 +119,11 @@ public actor Verifier {
                 let stored = try database.transaction { () throws -> Bool in
                     // Each code unique across both columns, so that a lookup of either finds one row
                     // (a long code of digits only could equal another row's short code).
-                    guard try database.query(
-                        "SELECT 1 FROM verification_codes WHERE code_hmac IN (?1, ?2) OR long_code_hmac IN (?1, ?2)", [.text(short), .text(long)]
-                    ).isEmpty else { return false }
+                    guard
+                        try database.query(
+                            "SELECT 1 FROM verification_codes WHERE code_hmac IN (?1, ?2) OR long_code_hmac IN (?1, ?2)", [.text(short), .text(long)]
+                        ).isEmpty
+                    else { return false }
                     try database.query(
                         """
                         INSERT INTO verification_codes (code_hmac, long_code_hmac, test_type, symptom_date, test_date, created, expires, long_expires)
@@ -161,12 +163,14 @@ public actor Verifier {
         guard let code = VerificationCode.normalized(input) else { throw invalid }
         let hmac = codeKey.hmac(code)
         return try database.transaction { () throws -> Verified in
-            guard let row = try database.query(
-                """
-                SELECT code_hmac, test_type, symptom_date, test_date, expires, long_expires, claimed
-                FROM verification_codes WHERE code_hmac = ?1 OR long_code_hmac = ?1
-                """, [.text(hmac)]
-            ).first, let rowKey = row[0].text else { throw invalid }
+            guard
+                let row = try database.query(
+                    """
+                    SELECT code_hmac, test_type, symptom_date, test_date, expires, long_expires, claimed
+                    FROM verification_codes WHERE code_hmac = ?1 OR long_code_hmac = ?1
+                    """, [.text(hmac)]
+                ).first, let rowKey = row[0].text
+            else { throw invalid }
             // The expiry of the code that was sent (ENVS vercode.go `IsCodeExpired`), checked
             // before the claim as ENVS does.
             let expires = rowKey == hmac ? row[4] : row[5]
@@ -177,9 +181,12 @@ public actor Verifier {
                 throw Refusal("unsupported_test_type", "the code is for a \(testType) test, which the device does not accept", status: 412)
             }
             // Only if still unclaimed: a replica may have claimed it since the look above.
-            guard try !database.query(
-                "UPDATE verification_codes SET claimed = ?2 WHERE code_hmac = ?1 AND claimed IS NULL RETURNING code_hmac", [.text(rowKey), .integer(now.seconds)]
-            ).isEmpty else { throw invalid }
+            guard
+                try !database.query(
+                    "UPDATE verification_codes SET claimed = ?2 WHERE code_hmac = ?1 AND claimed IS NULL RETURNING code_hmac",
+                    [.text(rowKey), .integer(now.seconds)]
+                ).isEmpty
+            else { throw invalid }
             let id = UUID().uuidString
             try database.query(
                 "INSERT INTO verification_token (id, test_type, symptom_date, expires) VALUES (?1, ?2, ?3, ?4)",
@@ -208,9 +215,11 @@ public actor Verifier {
                 throw Refusal("token_invalid", "the token is unknown")
             }
             guard row[2] == .null else { throw Refusal("token_invalid", "the token was already used") }
-            guard try !database.query(
-                "UPDATE verification_token SET used = ?2 WHERE id = ?1 AND used IS NULL RETURNING id", [.text(id), .integer(now.seconds)]
-            ).isEmpty else { throw Refusal("token_invalid", "the token was already used") }
+            guard
+                try !database.query(
+                    "UPDATE verification_token SET used = ?2 WHERE id = ?1 AND used IS NULL RETURNING id", [.text(id), .integer(now.seconds)]
+                ).isEmpty
+            else { throw Refusal("token_invalid", "the token was already used") }
             var certificate: [String: Any] = [
                 "iss": settings.issuer, "aud": settings.audience, "iat": now.seconds, "nbf": now.seconds - 60,
                 "exp": now.seconds + settings.certificateLifetime, "tekmac": Data(hmac).base64EncodedString(), "reportType": row[0].text ?? "confirmed",

@@ -50,10 +50,13 @@ struct APIAttacks {
         let today = UTCDay(containing: UnixTime(seconds: now))
         var generator = SystemRandomNumberGenerator()
         let keys = try (1...3).map { day in
-            guard let start = today.advanced(by: Int64(-day)).firstInterval, let bytes = Bytes16((0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }) else {
+            guard let start = today.advanced(by: Int64(-day)).firstInterval,
+                let bytes = Bytes16((0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) })
+            else {
                 throw ValidationError("no interval for the day \(day) before \(today)")
             }
-            return DiagnosisKey(key: try TemporaryExposureKey(keyData: bytes, rollingStartIntervalNumber: start), transmissionRiskLevel: 0, reportType: .confirmedTest)
+            return DiagnosisKey(
+                key: try TemporaryExposureKey(keyData: bytes, rollingStartIntervalNumber: start), transmissionRiskLevel: 0, reportType: .confirmedTest)
         }
         let secret = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
         let settings = Verifier.Settings()
@@ -86,7 +89,10 @@ struct APIAttacks {
         let verification = VerificationClient(
             verifyURL: "http://127.0.0.1:\(port)/api/verify", certificateURL: "http://127.0.0.1:\(port)/api/certificate", apiKey: BenchKeyServer.deviceKey,
             transport: transport)
-        for (name, forged) in [("token with alg: none", Self.unsigned(token)), ("token HS256 keyed by the public key", Self.hs256(token, key: Array(verificationKey.publicKeyPEM.utf8)))] {
+        for (name, forged) in [
+            ("token with alg: none", Self.unsigned(token)),
+            ("token HS256 keyed by the public key", Self.hs256(token, key: Array(verificationKey.publicKeyPEM.utf8))),
+        ] {
             var status = 200
             do {
                 _ = try await verification.certificate(token: forged, keysHMAC: TEKHMAC.compute(keys, secret: secret))
@@ -99,7 +105,8 @@ struct APIAttacks {
     }
 
     static func base64URL(_ bytes: [UInt8]) -> String {
-        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(
+            of: "=", with: "")
     }
 
     static func json(_ object: [String: Any]) -> [UInt8] { Array((try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()) }

@@ -74,7 +74,8 @@ struct KeyServerAttackBench: AsyncParsableCommand {
 
         // What is stored is exactly what the normal client published.
         let exported = try KeyServerBench.runTool(
-            server.path, ["export", "--data-dir", server.data, "--export-key", server.work + "/export.pem", "--region", "XB", "--directory", server.data + "/exports"])
+            server.path,
+            ["export", "--data-dir", server.data, "--export-key", server.work + "/export.pem", "--region", "XB", "--directory", server.data + "/exports"])
         var stored = 0
         if let name = exported.split(separator: " ").dropFirst().first, let zip = FileManager.default.contents(atPath: "\(server.data)/exports/\(name)") {
             let archive = try KeyFileArchive(zip: Array(zip))

@@ -11,8 +11,11 @@ enum RawAttacks {
     /// 50 MB are out (what they got out sat in the kernel's buffers).
     static func hugeBody(port: Int, chunked: Bool) -> AttackOutcome {
         let name = chunked ? "50 MB chunked body" : "50 MB declared body"
-        guard let connection = try? RawConnection(to: port, from: chunked ? "127.0.0.12" : "127.0.0.11") else { return AttackOutcome(name, statuses: [0], expected: [413]) }
-        let head = "POST /v1/publish HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        guard let connection = try? RawConnection(to: port, from: chunked ? "127.0.0.12" : "127.0.0.11") else {
+            return AttackOutcome(name, statuses: [0], expected: [413])
+        }
+        let head =
+            "POST /v1/publish HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
             + (chunked ? "Transfer-Encoding: chunked\r\n\r\n" : "Content-Length: 50000000\r\n\r\n")
         let piece = [UInt8](repeating: UInt8(ascii: "a"), count: 32_768)
         let framed = chunked ? Array("8000\r\n".utf8) + piece + Array("\r\n".utf8) : piece
@@ -29,7 +32,9 @@ enum RawAttacks {
 
     /// 10,000 header lines: 431.
     static func hugeHead(port: Int) -> AttackOutcome {
-        guard let connection = try? RawConnection(to: port, from: "127.0.0.13") else { return AttackOutcome("10,000-line header", statuses: [0], expected: [431]) }
+        guard let connection = try? RawConnection(to: port, from: "127.0.0.13") else {
+            return AttackOutcome("10,000-line header", statuses: [0], expected: [431])
+        }
         connection.send("GET /configuration.json HTTP/1.1\r\nHost: x\r\n" + String(repeating: "X-Filler: 0123456789\r\n", count: 10_000) + "\r\n")
         return AttackOutcome("10,000-line header", statuses: connection.readStatusesToEnd(), expected: [431])
     }

@@ -163,7 +163,8 @@ final class BoundedHTTPServer: Sendable {
 
     static let reasons = [
         200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
-        408: "Request Timeout", 412: "Precondition Failed", 413: "Content Too Large", 429: "Too Many Requests", 414: "URI Too Long", 431: "Request Header Fields Too Large", 500: "Internal Server Error",
+        408: "Request Timeout", 412: "Precondition Failed", 413: "Content Too Large", 429: "Too Many Requests", 414: "URI Too Long",
+        431: "Request Header Fields Too Large", 500: "Internal Server Error",
         501: "Not Implemented", 503: "Service Unavailable", 505: "HTTP Version Not Supported",
     ]
 }

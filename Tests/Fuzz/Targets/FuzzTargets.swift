@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One parser of untrusted bytes, driven the way the product drives it. A target may throw away

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `gaend-fuzz TARGET [libFuzzer options] [corpus directories or files]`.
@@ -44,52 +44,52 @@ enum GaendFuzz {
 }
 
 #if GAEND_LIBFUZZER
-@_extern(c, "LLVMFuzzerRunDriver")
-func LLVMFuzzerRunDriver(
-    _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
-) -> CInt
+    @_extern(c, "LLVMFuzzerRunDriver")
+    func LLVMFuzzerRunDriver(
+        _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+        _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
+    ) -> CInt
 
-/// libFuzzer keeps argv for the whole run, so the copies are never freed.
-func runDriver(_ arguments: [String]) -> CInt {
-    let argv = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>.allocate(capacity: arguments.count + 1)
-    for (index, argument) in arguments.enumerated() { argv[index] = strdup(argument) }
-    argv[arguments.count] = nil
-    var count = CInt(arguments.count)
-    var vector: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = argv
-    return LLVMFuzzerRunDriver(&count, &vector) { LLVMFuzzerTestOneInput($0, $1) }
-}
+    /// libFuzzer keeps argv for the whole run, so the copies are never freed.
+    func runDriver(_ arguments: [String]) -> CInt {
+        let argv = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>.allocate(capacity: arguments.count + 1)
+        for (index, argument) in arguments.enumerated() { argv[index] = strdup(argument) }
+        argv[arguments.count] = nil
+        var count = CInt(arguments.count)
+        var vector: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = argv
+        return LLVMFuzzerRunDriver(&count, &vector) { LLVMFuzzerTestOneInput($0, $1) }
+    }
 
-/// The callback by its conventional name: libFuzzer's archive brings its own `main`, which names
-/// it, into the link (ours is the one that runs).
-@_cdecl("LLVMFuzzerTestOneInput")
-func LLVMFuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
-    FuzzTargets.run(UnsafeBufferPointer(start: data, count: size))
-    return 0
-}
+    /// The callback by its conventional name: libFuzzer's archive brings its own `main`, which names
+    /// it, into the link (ours is the one that runs).
+    @_cdecl("LLVMFuzzerTestOneInput")
+    func LLVMFuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+        FuzzTargets.run(UnsafeBufferPointer(start: data, count: size))
+        return 0
+    }
 #else
-/// Without libFuzzer: every file named, and every file in every directory named, once.
-func runDriver(_ arguments: [String]) -> CInt {
-    var inputs = [String]()
-    for argument in arguments.dropFirst() where !argument.hasPrefix("-") {
-        if let directory = opendir(argument) {
-            defer { closedir(directory) }
-            while let entry = readdir(directory) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-                if !name.hasPrefix(".") { inputs.append(argument + "/" + name) }
+    /// Without libFuzzer: every file named, and every file in every directory named, once.
+    func runDriver(_ arguments: [String]) -> CInt {
+        var inputs = [String]()
+        for argument in arguments.dropFirst() where !argument.hasPrefix("-") {
+            if let directory = opendir(argument) {
+                defer { closedir(directory) }
+                while let entry = readdir(directory) {
+                    let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                    if !name.hasPrefix(".") { inputs.append(argument + "/" + name) }
+                }
+            } else {
+                inputs.append(argument)
             }
-        } else {
-            inputs.append(argument)
         }
-    }
-    for path in inputs.sorted() {
-        guard let bytes = FuzzInput.read(path) else {
-            GaendFuzz.complain("gaend-fuzz: cannot read \(path)\n")
-            return 1
+        for path in inputs.sorted() {
+            guard let bytes = FuzzInput.read(path) else {
+                GaendFuzz.complain("gaend-fuzz: cannot read \(path)\n")
+                return 1
+            }
+            bytes.withUnsafeBufferPointer { FuzzTargets.run($0) }
         }
-        bytes.withUnsafeBufferPointer { FuzzTargets.run($0) }
+        print("gaend-fuzz: \(FuzzTargets.selected?.name ?? "?"): ran \(inputs.count) input(s)")
+        return 0
     }
-    print("gaend-fuzz: \(FuzzTargets.selected?.name ?? "?"): ran \(inputs.count) input(s)")
-    return 0
-}
 #endif

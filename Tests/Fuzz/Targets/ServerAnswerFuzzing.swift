@@ -20,7 +20,10 @@ enum ServerAnswerFuzzing {
     }
 
     static let key: DiagnosisKey = {
-        guard let key = try? TemporaryExposureKey(keyData: Bytes16(words: (0x0707_0707_0707_0707, 0x0707_0707_0707_0707)), rollingStartIntervalNumber: ENIntervalNumber(rawValue: 2_939_616)) else {
+        guard
+            let key = try? TemporaryExposureKey(
+                keyData: Bytes16(words: (0x0707_0707_0707_0707, 0x0707_0707_0707_0707)), rollingStartIntervalNumber: ENIntervalNumber(rawValue: 2_939_616))
+        else {
             fatalError("gaend-fuzz: the sample key is not one")
         }
         return DiagnosisKey(key: key, transmissionRiskLevel: 0, reportType: .confirmedTest)
