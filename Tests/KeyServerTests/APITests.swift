@@ -160,6 +160,15 @@ extension APITests {
         #expect(far["insertedExposures"] as? Int == 1)
         #expect(far["code"] == nil)
         #expect((far["warnings"] as? [String])?.count == 1)
+        // Every key too far from the onset: 200, nothing inserted, the warnings, no revision token
+        // (nothing to revise), and nothing stored.
+        let allFar = try await publish([(7, today - 144 * 15, 144), (8, today - 144 * 15, 144)], type: "confirmed", onset: today)
+        #expect(allFar["status"] as? Int == 200)
+        #expect(allFar["insertedExposures"] as? Int == 0)
+        #expect(allFar["code"] == nil)
+        #expect((allFar["warnings"] as? [String])?.count == 2)
+        #expect(allFar["revisionToken"] as? String == "")
+        #expect(try database.count("exposure") == 3)
         // Only bad keys: 400.
         #expect(try await publish([(6, today - 144, 0)], type: "confirmed")["status"] as? Int == 400)
     }

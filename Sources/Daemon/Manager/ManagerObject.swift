@@ -10,9 +10,6 @@ import Synchronization
 /// org.gaend.Manager1 at /org/gaend/Manager: the table of methods, properties and signals
 /// (docs/org.gaend.Manager1.rst), over a `Manager`.
 public struct ManagerObject: Sendable {
-    public static let path = Manager1.objectPath
-    public static let interface = Manager1.interface
-    public static let busName = Manager1.busName
 
     let manager: Manager
     let bus: DBusConnection
@@ -70,7 +67,7 @@ public struct ManagerObject: Sendable {
         let authorizer = authorizer
         let bus = bus
         return DBusInterface(
-            name: Self.interface,
+            name: Manager1.interface,
             methods: [
                 DBusMethod(Manager1.Method.setEnabled.rawValue, inputs: [.init("enabled", .boolean)]) { call in
                     try await perform(call, audited: call.arguments[0].boolean == true ? "enable" : "disable") { () throws(ManagerError) in
@@ -106,7 +103,7 @@ public struct ManagerObject: Sendable {
                         // connection with a match rule, whoever it belongs to.
                         try? bus.send(
                             .signal(
-                                path: Self.path, interface: Self.interface, member: Manager1.Signal.diagnosisKeysAvailable.rawValue, [keys],
+                                path: Manager1.objectPath, interface: Manager1.interface, member: Manager1.Signal.diagnosisKeysAvailable.rawValue, [keys],
                                 destination: call.sender))
                         return [keys]
                     }
@@ -245,18 +242,18 @@ public final class DetectionSignals: DetectionObserver {
         }
         guard due, let bus = bus.withLock({ $0 }) else { return }
         try? bus.emit(
-            path: ManagerObject.path, interface: ManagerObject.interface, member: Manager1.Signal.detectionProgress.rawValue,
+            path: Manager1.objectPath, interface: Manager1.interface, member: Manager1.Signal.detectionProgress.rawValue,
             [.uint32(UInt32(clamping: keysDone)), .uint32(UInt32(clamping: keysTotal))])
     }
 
     public func detectionFinished(_ outcome: DetectionOutcome) async {
         guard let bus = bus.withLock({ $0 }) else { return }
         try? bus.emit(
-            path: ManagerObject.path, interface: ManagerObject.interface, member: Manager1.Signal.detectionFinished.rawValue,
+            path: Manager1.objectPath, interface: Manager1.interface, member: Manager1.Signal.detectionFinished.rawValue,
             [.boolean(outcome.error == nil), .string(outcome.error.map { "\($0)" } ?? "")])
         if outcome.exposed, let result = outcome.result {
             try? bus.emit(
-                path: ManagerObject.path, interface: ManagerObject.interface, member: Manager1.Signal.exposureDetected.rawValue,
+                path: Manager1.objectPath, interface: Manager1.interface, member: Manager1.Signal.exposureDetected.rawValue,
                 [.uint64(UInt64(max(0, outcome.finished.seconds))), .uint32(UInt32(clamping: result.exposureDays.count))])
         }
     }

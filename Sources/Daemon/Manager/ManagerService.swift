@@ -49,20 +49,20 @@ public struct ManagerService: Service {
         defer { connection.close() }
         let (triggers, trigger) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let object = ManagerObject(manager: manager, bus: connection, changed: { trigger.yield() })
-        try await connection.export(ManagerObject.path, interfaces: [object.table])
+        try await connection.export(Manager1.objectPath, interfaces: [object.table])
         do {
-            switch try await connection.requestName(ManagerObject.busName) {
+            switch try await connection.requestName(Manager1.busName) {
             case .primaryOwner, .alreadyOwner: break
             case .exists, .inQueue:
-                throw ManagerServiceError("\(ManagerObject.busName) is already owned on the bus: another gaend is running")
+                throw ManagerServiceError("\(Manager1.busName) is already owned on the bus: another gaend is running")
             }
         } catch let error as DBusError where error.name == .accessDenied {
             throw ManagerServiceError(
-                "not allowed to own \(ManagerObject.busName): install dbus-policy/org.gaend.conf and run as the gaend user (\(error.message))")
+                "not allowed to own \(Manager1.busName): install dbus-policy/org.gaend.conf and run as the gaend user (\(error.message))")
         }
         signals.attach(connection)
         defer { signals.attach(nil) }
-        logger.notice("on the bus", metadata: ["name": "\(ManagerObject.busName)", "unique": "\(connection.uniqueName)"])
+        logger.notice("on the bus", metadata: ["name": "\(Manager1.busName)", "unique": "\(connection.uniqueName)"])
         let readyStatus = await Self.statusLine(manager)
         notifier.notify("READY=1\nSTATUS=\(readyStatus)")
 
@@ -90,7 +90,7 @@ public struct ManagerService: Service {
                         for property in Manager1.Property.allCases where changes[property] != nil {
                             values[property.rawValue] = ManagerObject.value(changes[property], of: property)
                         }
-                        try? connection.emitPropertiesChanged(path: ManagerObject.path, interface: ManagerObject.interface, changed: values)
+                        try? connection.emitPropertiesChanged(path: Manager1.objectPath, interface: Manager1.interface, changed: values)
                         published = now
                     }
                     let status = await Self.statusLine(manager)

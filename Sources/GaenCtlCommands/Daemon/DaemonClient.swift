@@ -43,17 +43,13 @@ struct DaemonOptions: ParsableArguments {
 /// Calls to org.gaend.Manager1, with the daemon's errors turned into gaenctl's exit codes and
 /// messages that name the cause.
 struct DaemonClient {
-    static let name = Manager1.busName
-    static let path = Manager1.objectPath
-    static let interface = Manager1.interface
-
     let connection: DBusConnection
     let busName: String
 
     func call(_ method: Manager1.Method, _ arguments: [DBusValue] = [], timeout: Duration = .seconds(120)) async throws -> [DBusValue] {
         do {
             return try await connection.call(
-                destination: Self.name, path: Self.path, interface: Self.interface, member: method.rawValue, arguments, timeout: timeout)
+                destination: Manager1.busName, path: Manager1.objectPath, interface: Manager1.interface, member: method.rawValue, arguments, timeout: timeout)
         } catch let error as DBusError {
             throw translate(error)
         }
@@ -62,7 +58,8 @@ struct DaemonClient {
     func properties() async throws -> [String: DBusValue] {
         do {
             let reply = try await connection.call(
-                destination: Self.name, path: Self.path, interface: "org.freedesktop.DBus.Properties", member: "GetAll", [.string(Self.interface)])
+                destination: Manager1.busName, path: Manager1.objectPath, interface: "org.freedesktop.DBus.Properties", member: "GetAll",
+                [.string(Manager1.interface)])
             return (reply.first?.stringKeyed ?? [:]).mapValues { $0.variant ?? $0 }
         } catch let error as DBusError {
             throw translate(error)
@@ -72,7 +69,7 @@ struct DaemonClient {
     /// Manager1's signals (and PropertiesChanged) from the daemon, from now on.
     func signals() async throws -> AsyncStream<DBusMessage> {
         do {
-            return try await connection.signals(matching: DBusMatchRule(sender: Self.name, path: Self.path))
+            return try await connection.signals(matching: DBusMatchRule(sender: Manager1.busName, path: Manager1.objectPath))
         } catch let error as DBusError {
             throw translate(error)
         }

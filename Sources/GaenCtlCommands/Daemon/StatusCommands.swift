@@ -24,7 +24,7 @@ struct StatusCommand: AsyncParsableCommand {
             print(Output.json(properties.mapValues(Output.plain)))
             return
         }
-        print("gaend on \(client.busName) (\(DaemonClient.name) \(DaemonClient.path))")
+        print("gaend on \(client.busName) (\(Manager1.busName) \(Manager1.objectPath))")
         for property in Self.order {
             let name = property.rawValue
             guard let value = properties[name] else { continue }

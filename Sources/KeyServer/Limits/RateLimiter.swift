@@ -80,27 +80,24 @@ public final class RateLimiter: Sendable {
                 if state.buckets.count >= maximumKeys { key = Self.overflowKey }
             }
             var bucket = refilled(state.buckets[key] ?? Bucket(units: capacity, updated: now), now: now)
-            let cost = Int64(count) * limit.interval
-            let allowed = bucket.units >= cost
-            if allowed { bucket.units -= cost }
+            let decision = decide(bucket, count: count)
+            if decision.allowed { bucket.units -= Int64(count) * limit.interval }
             state.buckets[key] = bucket
-            // Units per second refilled: `tokens` (one token is `interval` units, `tokens` of them
-            // come back every `interval` seconds).
-            let missing = allowed ? 0 : cost - bucket.units
-            let wait = (missing + Int64(limit.tokens) - 1) / Int64(limit.tokens)
-            return Decision(allowed: allowed, remaining: Int(bucket.units / limit.interval), retryAfter: max(allowed ? 0 : 1, wait))
+            return Decision(allowed: decision.allowed, remaining: Int(bucket.units / limit.interval), retryAfter: decision.retryAfter)
         }
     }
 
     /// Whether `key` has `count` tokens now, without taking them.
     public func peek(_ key: String, count: Int = 1, now: Int64) -> Decision {
-        state.withLock { state in
-            let bucket = refilled(state.buckets[key] ?? Bucket(units: capacity, updated: now), now: now)
-            let cost = Int64(count) * limit.interval
-            let missing = max(0, cost - bucket.units)
-            let wait = (missing + Int64(limit.tokens) - 1) / Int64(limit.tokens)
-            return Decision(allowed: missing == 0, remaining: Int(bucket.units / limit.interval), retryAfter: missing == 0 ? 0 : max(1, wait))
-        }
+        state.withLock { state in decide(refilled(state.buckets[key] ?? Bucket(units: capacity, updated: now), now: now), count: count) }
+    }
+
+    /// Whether `bucket` holds `count` tokens, and if not how long until it does: units come back
+    /// at `tokens` a second (one token is `interval` units, `tokens` of them every `interval` s).
+    private func decide(_ bucket: Bucket, count: Int) -> Decision {
+        let missing = max(0, Int64(count) * limit.interval - bucket.units)
+        let wait = (missing + Int64(limit.tokens) - 1) / Int64(limit.tokens)
+        return Decision(allowed: missing == 0, remaining: Int(bucket.units / limit.interval), retryAfter: missing == 0 ? 0 : max(1, wait))
     }
 
     /// Buckets kept now (for tests and figures).

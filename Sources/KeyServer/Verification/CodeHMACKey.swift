@@ -51,7 +51,8 @@ public struct CodeHMACKey: Sendable {
         let random = SystemRandom()
         var bytes = [UInt8]()
         do {
-            // Sixteen bytes at a time: `bytes16` is the source's typed way to fill a buffer.
+            // Sixteen bytes at a time through `bytes16`: a typed-throws closure around `fill`
+            // crashes Swift 6.3.1's IR generation (as in the advertiser).
             while bytes.count < createdBytes { bytes += try random.bytes16().bytes }
         } catch {
             throw Failure("no random bytes for a new key: \(error)")
@@ -97,7 +98,6 @@ public struct CodeHMACKey: Sendable {
 
     /// How `code` is stored and looked up: HMAC-SHA512 under this key, unpadded URL-safe base64.
     func hmac(_ code: String) -> String {
-        Data(Digest.hmacSHA512(key: bytes, message: Array(code.utf8))).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        Base64URL.encode(Digest.hmacSHA512(key: bytes, message: Array(code.utf8)))
     }
 }

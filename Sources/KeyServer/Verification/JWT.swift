@@ -16,18 +16,18 @@ public enum JWT {
     public static func sign(_ claims: [String: Any], keyID: String, key: ECDSAPrivateKey) throws -> String {
         let header = try JSONSerialization.data(withJSONObject: ["alg": "ES256", "kid": keyID, "typ": "JWT"], options: [.sortedKeys])
         let payload = try JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys])
-        let input = base64URL(Array(header)) + "." + base64URL(Array(payload))
+        let input = Base64URL.encode(Array(header)) + "." + Base64URL.encode(Array(payload))
         let der = try Array(input.utf8).withUnsafeBytes { bytes throws(CryptoError) in try key.sign(bytes) }
         guard let raw = rawSignature(fromDER: der) else { throw Failure(reason: "libcrypto returned a malformed signature") }
-        return input + "." + base64URL(raw)
+        return input + "." + Base64URL.encode(raw)
     }
 
     /// The claims of `token` if its ES256 signature verifies with `key` and it is within its
     /// `nbf`/`exp` at `now` (unix seconds).
     public static func verify(_ token: String, key: ECDSAPublicKey, now: Int64) throws(Failure) -> [String: Any] {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let headerBytes = decodeBase64URL(parts[0]), let payloadBytes = decodeBase64URL(parts[1]),
-            let signature = decodeBase64URL(parts[2])
+        guard parts.count == 3, let headerBytes = Base64URL.decode(parts[0]), let payloadBytes = Base64URL.decode(parts[1]),
+            let signature = Base64URL.decode(parts[2])
         else { throw Failure(reason: "not a JWT") }
         guard let header = (try? JSONSerialization.jsonObject(with: Data(headerBytes))) as? [String: Any], header["alg"] as? String == "ES256" else {
             throw Failure(reason: "not an ES256 JWT")
@@ -41,16 +41,6 @@ public enum JWT {
         if let expires = (claims["exp"] as? NSNumber)?.int64Value, now >= expires { throw Failure(reason: "expired") }
         if let notBefore = (claims["nbf"] as? NSNumber)?.int64Value, now < notBefore { throw Failure(reason: "not yet valid") }
         return claims
-    }
-
-    static func base64URL(_ bytes: [UInt8]) -> String {
-        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
-
-    static func decodeBase64URL(_ text: Substring) -> [UInt8]? {
-        guard text.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else { return nil }
-        return PublishValidator.decodeBase64(String(text))
     }
 
     /// DER `SEQUENCE { INTEGER r, INTEGER s }` → r ‖ s, each left-padded to 32 bytes.
