@@ -162,7 +162,7 @@ let package = Package(
         // Fakes and fixtures the test targets share: an injected clock, a predictable random source,
         // temporary directories, private servers (dbus-daemon, PostgreSQL...).
         .target(
-            name: "GaendTestSupport", dependencies: ["ENCore", "ENCrypto", "PostgreSQL"], path: "Tests/TestSupport",
+            name: "GaendTestSupport", dependencies: ["ENCore", "ENCrypto", "HCI", "PostgreSQL"], path: "Tests/TestSupport",
             swiftSettings: strictSwift),
         .testTarget(name: "ENCoreTests", dependencies: ["ENCore"], swiftSettings: strictSwift),
         .testTarget(
@@ -191,6 +191,8 @@ let package = Package(
             dependencies: [
                 "Daemon", "Radio", "HCI", "GaendAPI", "ENCore", "KeySchedule", "ContactLog", "Storage", "GaendTestSupport",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strictSwift),
         .testTarget(

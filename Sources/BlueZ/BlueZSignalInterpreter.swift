@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 public import DBus
-public import ENCore
+import ENCore
 public import Radio
 
 /// What bluetoothd's signals mean for the beacon: sightings of 0xFD6F advertisers on one adapter,

@@ -2,7 +2,7 @@
 
 public import ContactLog
 public import ENCore
-import HCI
+package import HCI
 public import KeySchedule
 public import Logging
 public import Radio
@@ -26,11 +26,25 @@ public struct RadioService: Service {
     let gate: EnablementGate
     let status: RadioStatusBoard
     let logger: Logger
+    /// Opens the controller's transport (the spec's; a test's socketpair).
+    let connect: @Sendable () throws(HCITransportError) -> FileDescriptorTransport
 
     public init(
         spec: RadioSpec, settings: RadioSettings, keys: KeySchedule, log: ContactLogWriter, clock: any WallClock, gate: EnablementGate,
         status: RadioStatusBoard, logger: Logger, monotonic: any Clock<Duration> = ContinuousClock()
     ) {
+        self.init(
+            spec: spec, settings: settings, keys: keys, log: log, clock: clock, gate: gate, status: status, logger: logger, monotonic: monotonic,
+            connect: { () throws(HCITransportError) in try Self.open(spec) })
+    }
+
+    /// The service on transports `connect` opens, one per connection (tests).
+    package init(
+        spec: RadioSpec, settings: RadioSettings, keys: KeySchedule, log: ContactLogWriter, clock: any WallClock, gate: EnablementGate,
+        status: RadioStatusBoard, logger: Logger, monotonic: any Clock<Duration>,
+        connect: @escaping @Sendable () throws(HCITransportError) -> FileDescriptorTransport
+    ) {
+        self.connect = connect
         self.monotonic = monotonic
         self.gate = gate
         self.status = status
@@ -45,18 +59,18 @@ public struct RadioService: Service {
     enum Stop { case shutdown, lost, disabled }
 
     public func run() async throws {
-        var backoff = Duration.seconds(1)
+        var backoff = Backoff()
         while true {
             // Disabled (SetEnabled(false)): the controller is left alone until enabled again.
             if await ShutdownWaits.waitForEnabledOrShutdown(gate) { return }
             let transport: FileDescriptorTransport
             do {
-                transport = try Self.open(spec)
+                transport = try connect()
             } catch {
                 status.set(.bluetoothOff, reason: "the controller is unreachable")
-                logger.warning("controller unreachable; retrying", metadata: ["radio": "\(spec)", "error": "\(error)", "retryIn": "\(backoff)"])
-                if await ShutdownWaits.sleepOrShutdown(backoff, clock: monotonic) { return }
-                backoff = min(backoff * 2, .seconds(30))
+                let wait = backoff.next()
+                logger.warning("controller unreachable; retrying", metadata: ["radio": "\(spec)", "error": "\(error)", "retryIn": "\(wait)"])
+                if await ShutdownWaits.sleepOrShutdown(wait, clock: monotonic) { return }
                 continue
             }
             let controller = HCIController(transport: transport, logger: logger)
@@ -99,9 +113,9 @@ public struct RadioService: Service {
             }
             if stop == .shutdown { return }
             if stop == .disabled { continue }
-            backoff = .seconds(1)
+            backoff.reset()
             logger.warning("controller lost; reconnecting", metadata: ["radio": "\(spec)"])
-            if await ShutdownWaits.sleepOrShutdown(backoff, clock: monotonic) { return }
+            if await ShutdownWaits.sleepOrShutdown(backoff.next(), clock: monotonic) { return }
         }
     }
 
@@ -110,8 +124,7 @@ public struct RadioService: Service {
     /// controller on the same transport (Core Vol 4 Part E 7.7.16: the host resets it), after
     /// writing the open scan window; repeated faults back off up to 30 s.
     private func operate(_ controller: HCIController, state: ServiceState) async -> Stop {
-        var backoff = Duration.seconds(1)
-        var sinceLastFault: Stopwatch?
+        var backoff = FaultBackoff(clock: monotonic)
         while true {
             let operation = Task { try await self.operateOnce(controller, state: state) }
             state.setOperation(operation)
@@ -134,14 +147,9 @@ public struct RadioService: Service {
             }
             await state.session?.interrupt()
             guard let reason else { return .lost }
-            if let sinceLastFault, sinceLastFault.elapsed < .seconds(60) {
-                backoff = min(backoff * 2, .seconds(30))
-            } else {
-                backoff = .seconds(1)
-            }
-            sinceLastFault = Stopwatch(monotonic)
-            logger.error("controller fault; re-initializing", metadata: ["radio": "\(spec)", "reason": "\(reason)", "retryIn": "\(backoff)"])
-            if await ShutdownWaits.sleepOrShutdown(backoff, clock: monotonic) { return .shutdown }
+            let wait = backoff.next()
+            logger.error("controller fault; re-initializing", metadata: ["radio": "\(spec)", "reason": "\(reason)", "retryIn": "\(wait)"])
+            if await ShutdownWaits.sleepOrShutdown(wait, clock: monotonic) { return .shutdown }
             // Faults up to now are handled by this re-initialization.
             state.markHandled(hardwareErrors: await controller.hardwareErrors)
         }
@@ -156,7 +164,7 @@ public struct RadioService: Service {
                 "radio": "\(spec)", "hci.version": "\(info.hciVersion)", "hci.manufacturer": "\(info.manufacturer)",
                 "txPower": "\(info.advertisingTxPower)", "extendedAdvertising": "\(info.supportsExtendedAdvertising)",
             ])
-        let radio = HCIRadio(controller: controller, info: info)
+        let radio = HCIRadio(controller: controller, info: info, clock: monotonic)
         status.set(.active)
         let session = try BeaconSession(radio: radio, keys: keys, log: log, clock: clock, monotonic: monotonic, settings: settings, logger: logger)
         // The previous session's window (if any) was written before re-initializing.

@@ -17,13 +17,16 @@ public final class BeaconSession: Sendable {
     let settings: RadioSettings
     /// Where scan windows and rotations pass (the continuous clock; a test's clock).
     let monotonic: any Clock<Duration>
+    /// Where rotation delays and the pauses between scan windows are drawn.
+    let random: any RandomBytesSource
     let logger: Logger
 
     public init(
         radio: any BeaconRadio, keys: KeySchedule, log: ContactLogWriter, clock: any WallClock, monotonic: any Clock<Duration> = ContinuousClock(),
-        settings: RadioSettings, logger: Logger
+        random: any RandomBytesSource = SystemRandom(), settings: RadioSettings, logger: Logger
     ) throws(CryptoError) {
-        advertiser = try Advertiser(radio: radio, keys: keys, clock: clock, settings: settings, logger: logger)
+        advertiser = try Advertiser(radio: radio, keys: keys, clock: clock, random: random, settings: settings, logger: logger)
+        self.random = random
         scanner = Scanner(radio: radio, log: log, clock: clock, monotonic: monotonic, settings: settings, logger: logger)
         self.log = log
         self.settings = settings
@@ -36,7 +39,7 @@ public final class BeaconSession: Sendable {
     public func run(started: @Sendable () async -> Void = {}) async throws {
         try await advertiser.start()
         await started()
-        try await BeaconTimeline.run(advertiser: advertiser, scanner: scanner, settings: settings, clock: monotonic)
+        try await BeaconTimeline.run(advertiser: advertiser, scanner: scanner, settings: settings, clock: monotonic, random: random)
     }
 
     /// After a fault or a cancelled run: the open window is appended; scanning is not asked to

@@ -15,10 +15,13 @@ public actor HCIRadio: BeaconRadio {
     /// How long the last replacement had advertising off: from the disable's completion to the
     /// enable's (a figure; the goal is under 50 ms).
     public private(set) var lastAdvertisingGap: Duration?
+    /// What the gap is measured on.
+    private let clock: any Clock<Duration>
 
     /// - Parameter extended: the command family; by default the extended one when the controller
     ///   offers it (tests choose legacy on such a controller too).
-    public init(controller: HCIController, info: ControllerInfo, extended: Bool? = nil) {
+    public init(controller: HCIController, info: ControllerInfo, extended: Bool? = nil, clock: any Clock<Duration> = ContinuousClock()) {
+        self.clock = clock
         self.controller = controller
         self.info = info
         self.extended = extended ?? info.supportsExtendedAdvertising
@@ -29,11 +32,10 @@ public actor HCIRadio: BeaconRadio {
     public func advertise(_ payload: ExposureNotificationPayload, from address: BluetoothAddress, interval: ClosedRange<UInt16>) async throws {
         // The frame is made here, at the HCI edge: Flags, the 0xFD6F UUID, the service data.
         let data = payload.advertisingData()
-        let monotonic = ContinuousClock()
-        var disabledAt: ContinuousClock.Instant?
+        var sinceDisabled: Stopwatch?
         if advertising {
             try await stopAdvertising()
-            disabledAt = monotonic.now
+            sinceDisabled = Stopwatch(clock)
         }
         // The random address cannot change while advertising (Core Vol 4 Part E 7.8.4), hence the
         // disable first, and the order below.
@@ -53,7 +55,7 @@ public actor HCIRadio: BeaconRadio {
             try await controller.send(.leSetAdvertisingEnable(true))
         }
         advertising = true
-        if let disabledAt { lastAdvertisingGap = monotonic.now - disabledAt }
+        if let sinceDisabled { lastAdvertisingGap = sinceDisabled.elapsed }
     }
 
     public func stopAdvertising() async throws {

@@ -110,7 +110,7 @@ struct ManagerDaemonTests {
         let resultFiles = result?["files"] as? [[String: Any]]
         #expect(resultFiles?.first?["verdict"] as? String == "verified")
         #expect((result?["statistics"] as? [String: Any])?["keys"] as? Int == 50)
-        try eventually("DetectionFinished in watch") {
+        try await eventually("DetectionFinished in watch") {
             (try? String(contentsOfFile: "\(files.path)/detect-watch.out", encoding: .utf8))?.contains("DetectionFinished") == true
         }
         kill(detectWatch.processIdentifier, SIGTERM)
@@ -170,7 +170,7 @@ struct ManagerDaemonTests {
         // SIGHUP reads the configuration again.
         try "region = DE\ntest-mode = true\n".write(toFile: config, atomically: true, encoding: .utf8)
         kill(harness.daemon.processIdentifier, SIGHUP)
-        try eventually("the new region") { try harness.status()["Region"] as? String == "DE" }
+        try await eventually("the new region") { try harness.status()["Region"] as? String == "DE" }
 
         // A second daemon is refused: the name is taken.
         let second = try ToolRunner.run("gaend", ["--radio", "none", "--bus", harness.bus.address, "--data-dir", "\(files.path)/second"])
@@ -265,7 +265,7 @@ struct ManagerDaemonTests {
         let busy = await managerError("DetectExposures", [.string("")])
         #expect(busy?.name.rawValue == "org.gaend.Error.InProgress")
         try await server.release("/exports/index.txt")
-        try eventually("the abandoned run to finish") { try harness.status()["LastDetectionTime"] as? Int ?? 0 > 0 }
+        try await eventually("the abandoned run to finish") { try harness.status()["LastDetectionTime"] as? Int ?? 0 > 0 }
         #expect(harness.daemon.isRunning)
         #expect(try harness.ctl(["status"]).status == 0)
         harness.stop()

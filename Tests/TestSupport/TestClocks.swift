@@ -57,6 +57,10 @@ public final class TestClock: Clock, Sendable {
     /// How many sleeps are waiting: how a test knows the code under test has reached its sleep.
     public var waiting: Int { state.withLock { $0.sleepers.count } }
 
+    /// When the waiting sleeps end, as offsets from the clock's start, earliest first: which sleep
+    /// the code under test is in.
+    public var deadlines: [Duration] { state.withLock { $0.sleepers.map(\.deadline.offset).sorted() } }
+
     public func sleep(until deadline: TestInstant, tolerance: Duration? = nil) async throws {
         let id = state.withLock { state in
             state.nextID += 1

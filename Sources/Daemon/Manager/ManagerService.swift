@@ -21,11 +21,14 @@ public struct ManagerService: Service {
     let signals: DetectionSignals
     let notifier: SystemdNotifier
     let logger: Logger
+    /// Where the once-a-second announcement waits (the continuous clock; a test's clock).
+    let ticks: any Clock<Duration>
 
     public init(
         manager: Manager, bus: Bus, radioStatus: RadioStatusBoard, gate: EnablementGate, signals: DetectionSignals, notifier: SystemdNotifier,
-        logger: Logger
+        logger: Logger, ticks: any Clock<Duration> = ContinuousClock()
     ) {
+        self.ticks = ticks
         self.manager = manager
         self.bus = bus
         self.radioStatus = radioStatus
@@ -73,9 +76,10 @@ public struct ManagerService: Service {
             group.addTask {
                 for await _ in gate.updates() { trigger.yield() }
             }
+            let ticks = ticks
             group.addTask {
                 while !Task.isCancelled {
-                    try? await Task.sleep(for: .seconds(1))
+                    try? await ticks.sleep(for: .seconds(1))
                     trigger.yield()
                 }
             }

@@ -2,6 +2,7 @@
 
 import ContactLog
 public import ENCore
+public import ENCrypto
 public import KeyFiles
 public import Logging
 public import Storage
@@ -39,6 +40,8 @@ public actor DetectionWorker {
     /// Where the timer's waits and the run's deadline pass (the continuous clock; a test's clock).
     private let timerClock: any Clock<Duration>
     private let deadlineClock: any Clock<Duration>
+    /// Where the timer's jitter is drawn.
+    private let random: any RandomBytesSource
     private let observer: (any DetectionObserver)?
     private let hook: DetectionHook?
     private let settings: Settings
@@ -56,7 +59,7 @@ public actor DetectionWorker {
     public init(
         dataDirectory: DataDirectory, downloader: KeyFileDownloader, policy: SignaturePolicy, defaultConfiguration: ExposureConfiguration,
         clock: any WallClock, timerClock: any Clock<Duration> = ContinuousClock(), deadlineClock: any Clock<Duration> = ContinuousClock(),
-        observer: (any DetectionObserver)? = nil,
+        random: any RandomBytesSource = SystemRandom(), observer: (any DetectionObserver)? = nil,
         hook: DetectionHook? = nil, settings: Settings = Settings(), configurationURL: String? = nil,
         logger: Logger = Logger(label: "gaend.detection")
     ) {
@@ -71,6 +74,7 @@ public actor DetectionWorker {
         self.clock = clock
         self.timerClock = timerClock
         self.deadlineClock = deadlineClock
+        self.random = random
         self.observer = observer
         self.hook = hook
         self.settings = settings
@@ -217,7 +221,8 @@ public actor DetectionWorker {
     /// The next timer delay: the interval, moved by a random amount within the jitter.
     func nextDelay() -> Duration {
         let jitter = Int64(settings.jitter.components.seconds)
-        let offset = jitter > 0 ? Int64.random(in: -jitter...jitter) : 0
+        var generator = RandomSourceGenerator(random)
+        let offset = jitter > 0 ? Int64.random(in: -jitter...jitter, using: &generator) : 0
         return settings.interval + .seconds(offset)
     }
 
