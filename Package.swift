@@ -48,7 +48,9 @@ let package = Package(
         // The only libcrypto user.
         .target(name: "ENCrypto", dependencies: ["ENCore", "COpenSSL", "CGaendShims"], swiftSettings: strictSwift),
         // Files in the data directory: permissions, atomic replacement, checksums.
-        .target(name: "Storage", dependencies: ["ENCore", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSwift),
+        // The system calls on descriptors and the one errno type (Glibc behind one wall).
+        .target(name: "SystemCalls", swiftSettings: strictSwift),
+        .target(name: "Storage", dependencies: ["ENCore", "SystemCalls", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSwift),
         .target(
             name: "KeySchedule",
             dependencies: ["ENCore", "ENCrypto", "Storage", .product(name: "Logging", package: "swift-log")],
@@ -70,9 +72,9 @@ let package = Package(
             exclude: ["Generated/README.md"],
             swiftSettings: strictSwift),
         // The libdbus wrapper: a connection with its own pump thread, typed values, exported objects.
-        .target(name: "DBus", dependencies: ["CDBus", "CGaendShims"], swiftSettings: strictSwift),
+        .target(name: "DBus", dependencies: ["CDBus", "CGaendShims", "SystemCalls"], swiftSettings: strictSwift),
         // The controller side of HCI: packet codec and H4 framing (pure), later the driver and transports.
-        .target(name: "HCI", dependencies: ["ENCore", "CBlueZ", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSwift),
+        .target(name: "HCI", dependencies: ["ENCore", "CBlueZ", "SystemCalls", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSwift),
         // The contract between gaend and gaenctl: Manager1's names, the configuration's keys.
         .target(name: "GaendAPI", dependencies: ["ENCore"], swiftSettings: strictSwift),
         // The beacon: advertiser and scanner over a controller.
@@ -98,6 +100,7 @@ let package = Package(
             name: "Daemon",
             dependencies: [
                 "ENCore", "GaendAPI", "HCI", "Radio", "BlueZ", "DBus", "KeySchedule", "ContactLog", "Storage", "Detection", "KeyFiles", "CGaendShims",
+                "SystemCalls",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -168,7 +171,7 @@ let package = Package(
         .testTarget(
             name: "ENCryptoTests", dependencies: ["ENCore", "ENCrypto"], resources: [.copy("Fixtures")],
             swiftSettings: strictSwift),
-        .testTarget(name: "StorageTests", dependencies: ["Storage", "GaendTestSupport"], swiftSettings: strictSwift),
+        .testTarget(name: "StorageTests", dependencies: ["Storage", "SystemCalls", "GaendTestSupport"], swiftSettings: strictSwift),
         .testTarget(
             name: "KeyScheduleTests",
             dependencies: [

@@ -189,7 +189,7 @@ public struct RadioService: Service {
         case .serial(let path, let baud): return try .serial(path: path, baud: baud)
         case .kernel(let index): return try .kernelUserChannel(index: index)
         case .bluez, .none:
-            throw HCITransportError(operation: "opening \(spec)", errno: 0, detail: "not an HCI transport")
+            throw HCITransportError(operation: "opening \(spec)", detail: "not an HCI transport")
         }
     }
 }

@@ -32,7 +32,7 @@ struct LogToolOptions: ParsableArguments {
         do {
             guard try directory.exists() else { throw OperationError("--data-dir: \(path) does not exist") }
         } catch let error as FileSystemError {
-            throw OperationError("--data-dir: \(error)", exitCode: error.errno == EACCES ? .notAuthorized : .operationFailed)
+            throw OperationError("--data-dir: \(error)", exitCode: error.isPermissionDenied ? .notAuthorized : .operationFailed)
         }
         return directory
     }
@@ -40,7 +40,7 @@ struct LogToolOptions: ParsableArguments {
 
 /// Turns a log failure into gaenctl's exit codes: permissions → 4, anything else → 1.
 func logOperationError(_ error: ContactLogError) -> OperationError {
-    if case .storage(let cause) = error, cause.errno == EACCES {
+    if case .storage(let cause) = error, cause.isPermissionDenied {
         return OperationError("\(error) (run as the daemon's user or root)", exitCode: .notAuthorized)
     }
     return OperationError("\(error)")

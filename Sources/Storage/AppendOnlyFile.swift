@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 import Glibc
+import SystemCalls
 
 /// One open file descriptor with one owner: the file is closed when the value goes away.
 ///
@@ -48,7 +49,7 @@ public final class AppendOnlyFile {
     public func readAll(limit: Int) throws(FileSystemError) -> [UInt8] {
         let size = try self.size()
         guard size <= Int64(limit) else {
-            throw FileSystemError(operation: "reading", path: path, errno: EFBIG, detail: "\(size) bytes, over the \(limit)-byte limit")
+            throw FileSystemError(operation: "reading", path: path, errno: .fileTooLarge, detail: "\(size) bytes, over the \(limit)-byte limit")
         }
         var bytes = [UInt8](repeating: 0, count: Int(size))
         let count = try bytes.withUnsafeMutableBytes { raw in

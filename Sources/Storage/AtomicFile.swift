@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 import Glibc
+import SystemCalls
 
 /// Whole-file reads and crash-safe whole-file replacement.
 ///
@@ -30,7 +31,7 @@ public enum AtomicFile {
         defer { try? Syscall.unlink(temporary) }
         do {
             try Syscall.link(temporary, path)
-        } catch  where error.errno == EEXIST {
+        } catch  where error.isExisting {
             return false
         }
         try syncDirectory(parentDirectory(of: path))
@@ -74,7 +75,7 @@ public enum AtomicFile {
     /// about to be rewritten.
     public static func copy(_ from: String, to: String, limit: Int) throws(FileSystemError) {
         guard let bytes = try read(from, limit: limit) else {
-            throw FileSystemError(operation: "copying", path: from, errno: ENOENT)
+            throw FileSystemError(operation: "copying", path: from, errno: .notFound)
         }
         try write(bytes, to: to)
     }
@@ -103,7 +104,7 @@ public enum AtomicFile {
     /// The size in bytes of the file at `path`.
     public static func size(of path: String) throws(FileSystemError) -> Int64 {
         guard let info = try Syscall.status(path) else {
-            throw FileSystemError(operation: "inspecting", path: path, errno: ENOENT)
+            throw FileSystemError(operation: "inspecting", path: path, errno: .notFound)
         }
         return Int64(info.st_size)
     }

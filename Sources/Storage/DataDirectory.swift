@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 import Glibc
+import SystemCalls
 
 /// The daemon's data directory (`/var/lib/gaend` by default): TEK history, contact log and state.
 ///
@@ -31,7 +32,7 @@ public struct DataDirectory: Sendable, Hashable {
     public func exists() throws(FileSystemError) -> Bool {
         guard let info = try Syscall.status(path) else { return false }
         guard info.st_mode & S_IFMT == S_IFDIR else {
-            throw FileSystemError(operation: "opening data directory", path: path, errno: ENOTDIR)
+            throw FileSystemError(operation: "opening data directory", path: path, errno: Errno(ENOTDIR))
         }
         return true
     }
@@ -47,12 +48,12 @@ public struct DataDirectory: Sendable, Hashable {
             try createParents()
             do {
                 try Syscall.mkdir(path, mode: mode_t(Self.directoryMode))
-            } catch  where error.errno == EEXIST {
+            } catch  where error.isExisting {
                 // Another process made it meanwhile; fall through to the mode check.
             }
         }
         guard let info = try Syscall.status(path) else {
-            throw FileSystemError(operation: "opening data directory", path: path, errno: ENOENT)
+            throw FileSystemError(operation: "opening data directory", path: path, errno: .notFound)
         }
         if info.st_mode & 0o7777 != mode_t(Self.directoryMode) {
             try Syscall.chmod(path, mode: mode_t(Self.directoryMode))
@@ -70,7 +71,7 @@ public struct DataDirectory: Sendable, Hashable {
             if try Syscall.status(prefix) == nil {
                 do {
                     try Syscall.mkdir(prefix, mode: 0o755)
-                } catch  where error.errno == EEXIST {}
+                } catch  where error.isExisting {}
             }
         }
     }

@@ -32,7 +32,7 @@ import Testing
                 opened.withLock { $0.append(controller) }
                 return controller.transport
             } catch {
-                throw HCITransportError(operation: "socketpair", errno: 0, detail: "\(error)")
+                throw HCITransportError(operation: "socketpair", detail: "\(error)")
             }
         }
 
