@@ -32,7 +32,7 @@ public enum JWT {
         guard let header = (try? JSONSerialization.jsonObject(with: Data(headerBytes))) as? [String: Any], header["alg"] as? String == "ES256" else {
             throw Failure(reason: "not an ES256 JWT")
         }
-        guard signature.count == 64, let der = derSignature(fromRaw: signature) else { throw Failure(reason: "the signature is not 64 bytes of r and s") }
+        guard signature.count == 64, let der = ECDSASignatureEncoding.der(fromRaw: signature) else { throw Failure(reason: "the signature is not 64 bytes of r and s") }
         let input = Array((parts[0] + "." + parts[1]).utf8)
         guard input.withUnsafeBytes({ key.verify(signature: der, message: $0) }) else { throw Failure(reason: "the signature does not verify") }
         guard let claims = (try? JSONSerialization.jsonObject(with: Data(payloadBytes))) as? [String: Any] else {
@@ -59,10 +59,5 @@ public enum JWT {
             offset += 2 + length
         }
         return offset == der.count ? result : nil
-    }
-
-    /// r ‖ s → DER, with the minimal INTEGER encodings.
-    static func derSignature(fromRaw raw: [UInt8]) -> [UInt8]? {
-        ECDSASignatureEncoding.der(fromRaw: raw)
     }
 }
