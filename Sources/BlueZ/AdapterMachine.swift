@@ -4,8 +4,8 @@
 /// takes what happened on the bus (bluetoothd's owner, the adapter's presence and Powered, the
 /// advertisement released, the owner's switch, shutdown) and answers what to do, in order. The
 /// service that drives it does the I/O and feeds back what it read; nothing here waits or calls.
-public struct AdapterMachine: Sendable {
-    public enum Event: Sendable, Equatable {
+package struct AdapterMachine: Sendable {
+    package enum Event: Sendable, Equatable {
         /// `org.bluez` changed hands (`nil`: bluetoothd left the bus).
         case ownerChanged(String?)
         /// The answer to `.readAdapter`: the adapter's presence and Powered in bluetoothd's objects.
@@ -23,7 +23,7 @@ public struct AdapterMachine: Sendable {
         case busLost
     }
 
-    public enum Action: Sendable, Equatable {
+    package enum Action: Sendable, Equatable {
         /// Cancel the running beacon, wait for it, and write its open scan window.
         case stopBeacon
         /// After `.stopBeacon` when disabled: advertising and discovery off at bluetoothd.
@@ -44,22 +44,22 @@ public struct AdapterMachine: Sendable {
         case end
     }
 
-    public let adapterName: String
-    public private(set) var owner: String?
-    public private(set) var adapterPresent = false
-    public private(set) var powered = false
-    public private(set) var enabled = false
+    package let adapterName: String
+    package private(set) var owner: String?
+    package private(set) var adapterPresent = false
+    package private(set) var powered = false
+    package private(set) var enabled = false
     /// Whether the beacon runs (started and not yet stopped).
-    public private(set) var running = false
+    package private(set) var running = false
     /// Waiting for `.adapterRead`: the adapter's state is not known, so nothing is decided.
     private var reading = false
     private var ended = false
 
-    public init(adapterName: String) {
+    package init(adapterName: String) {
         self.adapterName = adapterName
     }
 
-    public mutating func handle(_ event: Event) -> [Action] {
+    package mutating func handle(_ event: Event) -> [Action] {
         guard !ended else { return [] }
         var actions: [Action] = []
         switch event {
@@ -103,7 +103,7 @@ public struct AdapterMachine: Sendable {
     }
 
     /// Why the beacon cannot run now, if it cannot.
-    public var obstacle: String? {
+    package var obstacle: String? {
         if owner == nil { return "bluetoothd is not on the system bus" }
         if !adapterPresent { return "adapter \(adapterName) not found" }
         if !powered { return "adapter \(adapterName) is powered off" }

@@ -1,21 +1,21 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 import BlueZ
-public import ContactLog
+package import ContactLog
 import DBus
-public import ENCore
-public import KeySchedule
-public import Logging
-public import Radio
-public import ServiceLifecycle
-public import GaendAPI
+package import ENCore
+package import KeySchedule
+package import Logging
+package import Radio
+import ServiceLifecycle
+package import GaendAPI
 
 /// The beacon beside bluetoothd (`--radio bluez:hciN`): follows bluetoothd on the system bus
 /// (NameOwnerChanged), the adapter's presence and Powered, and runs the advertiser and scanner
 /// while all three allow. Powered false → status bluetooth-off, resumed when powered again;
 /// bluetoothd leaving and returning → everything registered again; the advertisement released →
 /// registered again; the system bus lost → reconnected with backoff.
-public struct BlueZRadioService: Service {
+package struct BlueZRadioService: Service {
     let adapterIndex: UInt16
     let settings: RadioSettings
     let keys: KeySchedule
@@ -29,7 +29,7 @@ public struct BlueZRadioService: Service {
     /// The bus to use instead of the system bus (tests).
     let busAddress: String?
 
-    public init(
+    package init(
         adapterIndex: UInt16, settings: RadioSettings, keys: KeySchedule, log: ContactLogWriter, clock: any WallClock, status: RadioStatusBoard,
         gate: EnablementGate, logger: Logger, busAddress: String? = nil, monotonic: any Clock<Duration> = ContinuousClock()
     ) {
@@ -47,7 +47,7 @@ public struct BlueZRadioService: Service {
 
     enum Stop { case shutdown, busLost }
 
-    public func run() async throws {
+    package func run() async throws {
         var backoff = Backoff()
         while true {
             do {

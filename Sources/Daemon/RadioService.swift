@@ -1,21 +1,21 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ContactLog
-public import ENCore
+package import ContactLog
+package import ENCore
 package import HCI
-public import KeySchedule
-public import Logging
-public import Radio
-public import ServiceLifecycle
+package import KeySchedule
+package import Logging
+package import Radio
+import ServiceLifecycle
 import Storage
 import Synchronization
-public import GaendAPI
+package import GaendAPI
 
 /// The beacon as a service: connects to the controller, initializes it, advertises and rotates,
 /// scans in windows into the contact log, and reconnects with backoff when the controller goes
 /// away. On graceful shutdown it ends the open scan window (flushing it to the log), stops
 /// advertising and syncs the log.
-public struct RadioService: Service {
+package struct RadioService: Service {
     let spec: RadioSpec
     let settings: RadioSettings
     let keys: KeySchedule
@@ -29,7 +29,7 @@ public struct RadioService: Service {
     /// Opens the controller's transport (the spec's; a test's socketpair).
     let connect: @Sendable () throws(HCITransportError) -> FileDescriptorTransport
 
-    public init(
+    package init(
         spec: RadioSpec, settings: RadioSettings, keys: KeySchedule, log: ContactLogWriter, clock: any WallClock, gate: EnablementGate,
         status: RadioStatusBoard, logger: Logger, monotonic: any Clock<Duration> = ContinuousClock()
     ) {
@@ -58,7 +58,7 @@ public struct RadioService: Service {
 
     enum Stop { case shutdown, lost, disabled }
 
-    public func run() async throws {
+    package func run() async throws {
         var backoff = Backoff()
         while true {
             // Disabled (SetEnabled(false)): the controller is left alone until enabled again.

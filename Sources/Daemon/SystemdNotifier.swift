@@ -5,19 +5,19 @@ import SystemCalls
 
 /// sd_notify(3) without libsystemd: one datagram per message to $NOTIFY_SOCKET (a path, or an
 /// abstract socket when it starts with `@`). Does nothing when not started by systemd.
-public struct SystemdNotifier: Sendable {
+package struct SystemdNotifier: Sendable {
     let address: UnixSocketAddress?
 
-    public init(environment: [String: String]) {
+    package init(environment: [String: String]) {
         address = environment["NOTIFY_SOCKET"].flatMap(UnixSocketAddress.init)
     }
 
-    public var isActive: Bool { address != nil }
+    package var isActive: Bool { address != nil }
 
     /// Sends `READY=1`, `STATUS=...`, `RELOADING=1`, `STOPPING=1`...; failures are ignored, as
     /// sd_notify's are by most daemons (the manager may be gone).
     @discardableResult
-    public func notify(_ message: String) -> Bool {
+    package func notify(_ message: String) -> Bool {
         guard let address, let descriptor = try? SystemCall.socket(domain: AF_UNIX, type: Int32(SOCK_DGRAM.rawValue)) else { return false }
         defer { SystemCall.close(descriptor) }
         let bytes = Array(message.utf8)

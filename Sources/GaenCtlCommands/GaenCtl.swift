@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ArgumentParser
+package import ArgumentParser
 import ENCore
 import Foundation
 import Glibc
 
 /// `gaenctl`: drives gaend over D-Bus, and works offline with `tools`.
-public struct GaenCtl: AsyncParsableCommand {
-    public static let configuration = CommandConfiguration(
+package struct GaenCtl: AsyncParsableCommand {
+    package static let configuration = CommandConfiguration(
         commandName: "gaenctl",
         abstract: "Control and inspect gaend, the Exposure Notification daemon.",
         discussion: """
@@ -21,12 +21,12 @@ public struct GaenCtl: AsyncParsableCommand {
             ConfigCommand.self, Tools.self,
         ])
 
-    public init() {}
+    package init() {}
 
     /// Parses `arguments` (without the program name), runs the command, and returns the exit code.
     /// Errors are written to standard error; usage errors exit 2, as every gaenctl failure has its
     /// own code rather than argument-parser's EX_USAGE (64).
-    public static func run(arguments: [String]) async -> Int32 {
+    package static func run(arguments: [String]) async -> Int32 {
         do {
             var command = try parseAsRoot(arguments)
             if var asyncCommand = command as? any AsyncParsableCommand {
@@ -54,7 +54,7 @@ public struct GaenCtl: AsyncParsableCommand {
     }
 
     /// Runs with the process's arguments and exits with the result.
-    public static func runAndExit() async -> Never {
+    package static func runAndExit() async -> Never {
         Glibc.exit(await run(arguments: Array(CommandLine.arguments.dropFirst())))
     }
 

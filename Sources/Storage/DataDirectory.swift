@@ -7,29 +7,29 @@ import SystemCalls
 ///
 /// The directory is private to the daemon's user (mode 0700), and every file in it is 0600, because
 /// what it holds is the owner's keys and the identifiers of everyone they met.
-public struct DataDirectory: Sendable, Hashable {
+package struct DataDirectory: Sendable, Hashable {
     /// The directory's path, without a trailing slash.
-    public let path: String
+    package let path: String
 
     /// The mode of the directory and of any sub-directory the daemon makes in it.
-    public static let directoryMode: UInt32 = 0o700
+    package static let directoryMode: UInt32 = 0o700
     /// The mode of every file the daemon writes.
-    public static let fileMode: UInt32 = 0o600
+    package static let fileMode: UInt32 = 0o600
 
-    public init(path: String) {
+    package init(path: String) {
         var path = path
         while path.count > 1, path.hasSuffix("/") { path.removeLast() }
         self.path = path
     }
 
     /// The path of an entry of the directory.
-    public func path(of name: String) -> String { path == "/" ? "/" + name : path + "/" + name }
+    package func path(of name: String) -> String { path == "/" ? "/" + name : path + "/" + name }
 
     /// A sub-directory (e.g. `contacts`) as a data directory of its own.
-    public func subdirectory(_ name: String) -> DataDirectory { DataDirectory(path: path(of: name)) }
+    package func subdirectory(_ name: String) -> DataDirectory { DataDirectory(path: path(of: name)) }
 
     /// Whether the directory exists.
-    public func exists() throws(FileSystemError) -> Bool {
+    package func exists() throws(FileSystemError) -> Bool {
         guard let info = try Syscall.status(path) else { return false }
         guard info.st_mode & S_IFMT == S_IFDIR else {
             throw FileSystemError(operation: "opening data directory", path: path, errno: Errno(ENOTDIR))
@@ -43,7 +43,7 @@ public struct DataDirectory: Sendable, Hashable {
     ///
     /// - Returns: `true` if the mode had to be tightened.
     @discardableResult
-    public func prepare() throws(FileSystemError) -> Bool {
+    package func prepare() throws(FileSystemError) -> Bool {
         if try !exists() {
             try createParents()
             do {

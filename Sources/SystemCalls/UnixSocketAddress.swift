@@ -4,12 +4,12 @@ import Glibc
 
 /// A unix socket's address: a path, or with a leading `@` a name in the abstract namespace (as
 /// systemd writes $NOTIFY_SOCKET). Checked against `sun_path`'s size when made.
-public struct UnixSocketAddress: Sendable, CustomStringConvertible {
+package struct UnixSocketAddress: Sendable, CustomStringConvertible {
     private let bytes: [UInt8]
-    public let description: String
+    package let description: String
 
     /// `nil` when the path does not fit in a socket address (108 bytes on Linux).
-    public init?(_ path: String) {
+    package init?(_ path: String) {
         var bytes = Array(path.utf8)
         if bytes.first == UInt8(ascii: "@") { bytes[0] = 0 }
         guard !bytes.isEmpty, bytes.count < MemoryLayout.size(ofValue: sockaddr_un().sun_path) else { return nil }
@@ -32,12 +32,12 @@ public struct UnixSocketAddress: Sendable, CustomStringConvertible {
 extension SystemCall {
     /// Connects `fd` to a listening unix socket. Not retried on EINTR: the connection goes on
     /// being made, and a second connect would fail with EALREADY.
-    public static func connect(_ fd: Int32, to address: UnixSocketAddress) throws(Errno) {
+    package static func connect(_ fd: Int32, to address: UnixSocketAddress) throws(Errno) {
         guard address.withSockaddr({ Glibc.connect(fd, $0, $1) }) == 0 else { throw Errno.current }
     }
 
     /// Sends one datagram to `address` from an unconnected datagram socket; how many bytes went.
-    public static func send(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, to address: UnixSocketAddress) throws(Errno) -> Int {
+    package static func send(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, to address: UnixSocketAddress) throws(Errno) -> Int {
         try retrying { address.withSockaddr { Glibc.sendto(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL), $0, $1) } }
     }
 }

@@ -6,12 +6,12 @@ import Glibc
 /// non-blocking socketpair makes the other end readable. A socketpair, not a pipe: a wake after
 /// the waiting side has gone fails with EPIPE instead of raising SIGPIPE. It owns both ends and
 /// closes them when the last holder lets it go.
-public final class WakeChannel: Sendable {
+package final class WakeChannel: Sendable {
     /// The end to poll for `.readable`.
-    public let descriptor: Int32
+    package let descriptor: Int32
     private let writer: Int32
 
-    public init() throws(Errno) {
+    package init() throws(Errno) {
         var ends: [Int32] = [-1, -1]
         _ = try SystemCall.retrying { socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) }
         do {
@@ -30,13 +30,13 @@ public final class WakeChannel: Sendable {
     }
 
     /// Makes `descriptor` readable. A full channel is already readable, so a failure changes nothing.
-    public func wake() {
-        var byte: UInt8 = 1
-        _ = try? SystemCall.write(writer, UnsafeRawBufferPointer(start: &byte, count: 1))
+    package func wake() {
+        let byte: UInt8 = 1
+        _ = withUnsafeBytes(of: byte) { raw in Result { () throws(Errno) in try SystemCall.write(writer, raw) } }
     }
 
     /// Reads every pending wake, so the next poll waits again.
-    public func drain() {
+    package func drain() {
         var buffer = [UInt8](repeating: 0, count: 256)
         while case .success(let count) = buffer.withUnsafeMutableBytes({ raw in Result { () throws(Errno) in try SystemCall.read(descriptor, into: raw) } }),
             count > 0

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 import Foundation
-public import Testing
+package import Testing
 
 /// The one way tests wait for something. Two forms, for two kinds of things waited on:
 /// - `eventually` for another process (a daemon, a server, a peer): it polls, bounded at 30 s of
@@ -10,12 +10,12 @@ public import Testing
 ///   bounded by the suite's time limit.
 /// Either records which wait never ended (and `explain()`, e.g. what the daemon wrote) and throws.
 
-public struct WaitTimedOut: Error {}
+package struct WaitTimedOut: Error {}
 
 /// Polls `condition` (every 50 ms, up to `bound`) until it holds, blocking its thread: for
 /// synchronous tests (in an async one the async form below is chosen).
 @_disfavoredOverload
-public func eventually(
+package func eventually(
     _ what: String, within bound: Duration = .seconds(30), explain: () -> String = { "" }, sourceLocation: SourceLocation = #_sourceLocation,
     _ condition: () throws -> Bool
 ) throws {
@@ -27,7 +27,7 @@ public func eventually(
 }
 
 /// `eventually` for async conditions; it sleeps between polls instead of blocking its thread.
-public func eventually(
+package func eventually(
     _ what: String, within bound: Duration = .seconds(30), explain: () -> String = { "" }, sourceLocation: SourceLocation = #_sourceLocation,
     _ condition: () async throws -> Bool
 ) async throws {
@@ -41,7 +41,7 @@ public func eventually(
 /// Waits, without sleeping, until `condition` holds: the tasks under test run meanwhile, and
 /// time moves only when the test advances its clock. Cancelled (the suite's time limit), it
 /// records the wait that never ended and returns.
-public func until(_ condition: () async -> Bool, sourceLocation: SourceLocation = #_sourceLocation) async {
+package func until(_ condition: () async -> Bool, sourceLocation: SourceLocation = #_sourceLocation) async {
     while await !condition() {
         if Task.isCancelled {
             Issue.record("the condition never held", sourceLocation: sourceLocation)

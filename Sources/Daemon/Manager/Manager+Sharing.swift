@@ -9,7 +9,7 @@ extension Manager {
     /// The verification flow and publishing for one test result: the code becomes a token
     /// (/api/verify), the keys' HMAC a certificate (/api/certificate), the keys are published with
     /// it, and the test result is marked shared. Keys are released only after the code verified.
-    public func share(testResultID: String, code: String) async throws(ManagerError) {
+    package func share(testResultID: String, code: String) async throws(ManagerError) {
         guard let sharing = settings.sharing else {
             throw .notConfigured("no verification or publish server is configured (verification-url, publish-url)")
         }

@@ -9,18 +9,18 @@ import Synchronization
 /// kernel's HCI user channel (whose datagrams are H4 packets too). A reader thread polls the
 /// descriptor and a wake channel, frames what arrives and hands packets to `packets`; `close()`
 /// wakes it, and the descriptor is closed once, by the thread, when it stops.
-public final class FileDescriptorTransport: HCITransport, @unchecked Sendable {
+package final class FileDescriptorTransport: HCITransport, @unchecked Sendable {
     // @unchecked: `fd` is set in init and only closed by the reader thread after `close()`;
     // writes are serialized by `writeLock`.
     private let fd: Int32
     private let wake: WakeChannel
     private let writeLock = Mutex(())
     private let closed = Atomic<Bool>(false)
-    public let packets: AsyncThrowingStream<H4Framer.Packet, any Error>
+    package let packets: AsyncThrowingStream<H4Framer.Packet, any Error>
     private let description: String
 
     /// Takes ownership of `fd`.
-    public init(owning fd: Int32, description: String) throws(HCITransportError) {
+    package init(owning fd: Int32, description: String) throws(HCITransportError) {
         do {
             wake = try WakeChannel()
         } catch {
@@ -47,7 +47,7 @@ public final class FileDescriptorTransport: HCITransport, @unchecked Sendable {
         close()
     }
 
-    public func send(_ packet: [UInt8]) throws(HCITransportError) {
+    package func send(_ packet: [UInt8]) throws(HCITransportError) {
         guard !closed.load(ordering: .acquiring) else {
             throw HCITransportError(operation: "writing to \(description)", errno: .badDescriptor, detail: "the transport is closed")
         }
@@ -57,7 +57,7 @@ public final class FileDescriptorTransport: HCITransport, @unchecked Sendable {
         if case .failure(let error) = written { throw HCITransportError(operation: "writing to \(description)", errno: error) }
     }
 
-    public func close() {
+    package func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         wake.wake()
     }
@@ -129,7 +129,7 @@ extension FileDescriptorTransport {
     }
 
     /// Connects to an H4 stream on a unix socket.
-    public static func unix(path: String) throws(HCITransportError) -> FileDescriptorTransport {
+    package static func unix(path: String) throws(HCITransportError) -> FileDescriptorTransport {
         guard let address = UnixSocketAddress(path) else {
             throw HCITransportError(operation: "connecting to \(path)", errno: .nameTooLong, detail: "the socket path is too long")
         }
@@ -149,7 +149,7 @@ extension FileDescriptorTransport {
     }
 
     /// Connects to an H4 stream over TCP.
-    public static func tcp(host: String, port: UInt16) throws(HCITransportError) -> FileDescriptorTransport {
+    package static func tcp(host: String, port: UInt16) throws(HCITransportError) -> FileDescriptorTransport {
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         var list: UnsafeMutablePointer<addrinfo>?
@@ -182,7 +182,7 @@ extension FileDescriptorTransport {
     }
 
     /// Opens a UART controller in raw mode at `baud`.
-    public static func serial(path: String, baud: Int) throws(HCITransportError) -> FileDescriptorTransport {
+    package static func serial(path: String, baud: Int) throws(HCITransportError) -> FileDescriptorTransport {
         let fd: Int32
         do {
             fd = try SystemCall.retrying { open(path, O_RDWR | O_NOCTTY | O_CLOEXEC) }

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import SystemCalls
+package import SystemCalls
 
 /// A path to a controller: send command packets, receive the controller's packets. Every H4 byte
 /// stream (UART, unix, TCP) and the kernel's user channel implement it.
-public protocol HCITransport: Sendable {
+package protocol HCITransport: Sendable {
     /// Sends one complete H4 packet (type byte first).
     func send(_ packet: [UInt8]) throws(HCITransportError)
     /// The controller's packets, until the transport closes or fails.
@@ -15,18 +15,18 @@ public protocol HCITransport: Sendable {
 
 /// A transport that failed: what it was doing, the system call's errno when one failed, and
 /// words for what errno does not say.
-public struct HCITransportError: Error, Equatable, Sendable, CustomStringConvertible {
-    public var operation: String
-    public var errno: Errno?
-    public var detail: String?
+package struct HCITransportError: Error, Equatable, Sendable, CustomStringConvertible {
+    package var operation: String
+    package var errno: Errno?
+    package var detail: String?
 
-    public init(operation: String, errno: Errno? = nil, detail: String? = nil) {
+    package init(operation: String, errno: Errno? = nil, detail: String? = nil) {
         self.operation = operation
         self.errno = errno
         self.detail = detail
     }
 
-    public var description: String {
+    package var description: String {
         "\(operation): " + [errno?.description, detail].compactMap { $0 }.joined(separator: "; ")
     }
 }

@@ -9,7 +9,7 @@ extension FileDescriptorTransport {
     /// whose packets are H4-framed datagrams. The adapter must be down in BlueZ
     /// (`btmgmt --index N power off`, or `hciconfig hciN down`) and the process needs
     /// CAP_NET_ADMIN (README, "Running on a real controller").
-    public static func kernelUserChannel(index: UInt16) throws(HCITransportError) -> FileDescriptorTransport {
+    package static func kernelUserChannel(index: UInt16) throws(HCITransportError) -> FileDescriptorTransport {
         let fd: Int32
         do {
             fd = try SystemCall.socket(domain: AF_BLUETOOTH, type: Int32(SOCK_RAW.rawValue), protocol: BTPROTO_HCI)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import PostgreSQL
+package import PostgreSQL
 
 /// What `KeyStore` and `Verifier` need of a database, so that they run on SQLite or PostgreSQL
 /// with their SQL written once: placeholders are `?1`, `?2`... (PostgreSQL's side rewrites them),
@@ -51,7 +51,7 @@ extension Database {
     }
 }
 
-public enum DatabaseEngine: String, Sendable {
+package enum DatabaseEngine: String, Sendable {
     case sqlite = "SQLite"
     case postgreSQL = "PostgreSQL"
 
@@ -86,4 +86,4 @@ enum DatabaseLock: Int64 {
 /// A value in or out of a statement, on either engine: the PostgreSQL client's own value type
 /// (null, integer, text, blob: the four the schema stores), so that engine needs no mapping and
 /// SQLite's maps onto it once.
-public typealias DatabaseValue = PostgreSQLValue
+package typealias DatabaseValue = PostgreSQLValue
