@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 import BlueZ
-package import ContactLog
+import ContactLog
 import DBus
-package import ENCore
-package import KeySchedule
-package import Logging
-package import Radio
+import ENCore
+import KeySchedule
+import Logging
+import Radio
 import ServiceLifecycle
-package import GaendAPI
+import GaendAPI
 
 /// The beacon beside bluetoothd (`--radio bluez:hciN`): follows bluetoothd on the system bus
 /// (NameOwnerChanged), the adapter's presence and Powered, and runs the advertiser and scanner
@@ -17,33 +17,20 @@ package import GaendAPI
 /// registered again; the system bus lost → reconnected with backoff.
 package struct BlueZRadioService: Service {
     let adapterIndex: UInt16
-    let settings: RadioSettings
-    let keys: KeySchedule
-    let log: ContactLogWriter
-    let clock: any WallClock
-    /// Where scan windows, rotations and backoff pass (the continuous clock; a test's clock).
-    let monotonic: any Clock<Duration>
-    let status: RadioStatusBoard
-    let gate: EnablementGate
-    let logger: Logger
+    let beacon: BeaconContext
     /// The bus to use instead of the system bus (tests).
     let busAddress: String?
 
-    package init(
-        adapterIndex: UInt16, settings: RadioSettings, keys: KeySchedule, log: ContactLogWriter, clock: any WallClock, status: RadioStatusBoard,
-        gate: EnablementGate, logger: Logger, busAddress: String? = nil, monotonic: any Clock<Duration> = ContinuousClock()
-    ) {
-        self.monotonic = monotonic
-        self.gate = gate
+    package init(adapterIndex: UInt16, beacon: BeaconContext, busAddress: String? = nil) {
         self.adapterIndex = adapterIndex
-        self.settings = settings
-        self.keys = keys
-        self.log = log
-        self.clock = clock
-        self.status = status
-        self.logger = logger
+        self.beacon = beacon
         self.busAddress = busAddress
     }
+
+    var gate: EnablementGate { beacon.gate }
+    var status: RadioStatusBoard { beacon.status }
+    var logger: Logger { beacon.logger }
+    var monotonic: any Clock<Duration> { beacon.monotonic }
 
     enum Stop { case shutdown, busLost }
 
@@ -78,7 +65,7 @@ package struct BlueZRadioService: Service {
         let progress = SignalProgress()
         let current = ServiceState()
         let radio = BlueZRadio(
-            bus: bus, adapterPath: adapterPath, advertisement: advertisement, txPower: settings.txPower ?? 0, logger: logger,
+            bus: bus, adapterPath: adapterPath, advertisement: advertisement, txPower: beacon.settings.txPower ?? 0, logger: logger,
             drain: { await progress.wait(until: bus.lastDelivered(to: signals)) })
         let (events, sink) = AsyncStream<AdapterMachine.Event>.makeStream()
         return await withTaskGroup(of: Void.self) { group -> Stop in
@@ -210,7 +197,7 @@ package struct BlueZRadioService: Service {
         var backoff = FaultBackoff(clock: monotonic)
         while !Task.isCancelled {
             do {
-                let session = try BeaconSession(radio: radio, keys: keys, log: log, clock: clock, monotonic: monotonic, settings: settings, logger: logger)
+                let session = try beacon.session(on: radio)
                 current.set(session)
                 let (status, logger, adapterIndex) = (status, logger, adapterIndex)
                 try await session.run {

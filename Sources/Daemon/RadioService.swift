@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-package import ContactLog
-package import ENCore
+import ContactLog
+import ENCore
 package import HCI
-package import KeySchedule
-package import Logging
-package import Radio
+import KeySchedule
+import Logging
+import Radio
 import ServiceLifecycle
 import Storage
 import Synchronization
@@ -17,44 +17,25 @@ package import GaendAPI
 /// advertising and syncs the log.
 package struct RadioService: Service {
     let spec: RadioSpec
-    let settings: RadioSettings
-    let keys: KeySchedule
-    let log: ContactLogWriter
-    let clock: any WallClock
-    /// Where scan windows, rotations and backoff pass (the continuous clock; a test's clock).
-    let monotonic: any Clock<Duration>
-    let gate: EnablementGate
-    let status: RadioStatusBoard
-    let logger: Logger
+    let beacon: BeaconContext
     /// Opens the controller's transport (the spec's; a test's socketpair).
     let connect: @Sendable () throws(HCITransportError) -> FileDescriptorTransport
 
-    package init(
-        spec: RadioSpec, settings: RadioSettings, keys: KeySchedule, log: ContactLogWriter, clock: any WallClock, gate: EnablementGate,
-        status: RadioStatusBoard, logger: Logger, monotonic: any Clock<Duration> = ContinuousClock()
-    ) {
-        self.init(
-            spec: spec, settings: settings, keys: keys, log: log, clock: clock, gate: gate, status: status, logger: logger, monotonic: monotonic,
-            connect: { () throws(HCITransportError) in try Self.open(spec) })
+    package init(spec: RadioSpec, beacon: BeaconContext) {
+        self.init(spec: spec, beacon: beacon, connect: { () throws(HCITransportError) in try Self.open(spec) })
     }
 
     /// The service on transports `connect` opens, one per connection (tests).
-    package init(
-        spec: RadioSpec, settings: RadioSettings, keys: KeySchedule, log: ContactLogWriter, clock: any WallClock, gate: EnablementGate,
-        status: RadioStatusBoard, logger: Logger, monotonic: any Clock<Duration>,
-        connect: @escaping @Sendable () throws(HCITransportError) -> FileDescriptorTransport
-    ) {
-        self.connect = connect
-        self.monotonic = monotonic
-        self.gate = gate
-        self.status = status
+    package init(spec: RadioSpec, beacon: BeaconContext, connect: @escaping @Sendable () throws(HCITransportError) -> FileDescriptorTransport) {
         self.spec = spec
-        self.settings = settings
-        self.keys = keys
-        self.log = log
-        self.clock = clock
-        self.logger = logger
+        self.beacon = beacon
+        self.connect = connect
     }
+
+    var gate: EnablementGate { beacon.gate }
+    var status: RadioStatusBoard { beacon.status }
+    var logger: Logger { beacon.logger }
+    var monotonic: any Clock<Duration> { beacon.monotonic }
 
     enum Stop { case shutdown, lost, disabled }
 
@@ -166,10 +147,10 @@ package struct RadioService: Service {
             ])
         let radio = HCIRadio(controller: controller, info: info, clock: monotonic)
         status.set(.active)
-        let session = try BeaconSession(radio: radio, keys: keys, log: log, clock: clock, monotonic: monotonic, settings: settings, logger: logger)
+        let session = try beacon.session(on: radio)
         // The previous session's window (if any) was written before re-initializing.
         state.set(session)
-        let (keys, logger) = (keys, logger)
+        let (keys, logger) = (beacon.keys, logger)
         try await session.run {
             let key = try? await keys.currentKey()
             logger.notice("advertising", metadata: ["key.rollingStart": "\(key.map { "\($0.rollingStartIntervalNumber)" } ?? "?")"])

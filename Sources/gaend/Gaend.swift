@@ -149,16 +149,12 @@ struct Gaend: AsyncParsableCommand {
                 manager: manager, bus: configuration.bus, radioStatus: status, gate: gate, signals: signals, notifier: notifier,
                 logger: Logger(label: "gaend.dbus"))
         ]
+        let beacon = BeaconContext(
+            settings: configuration.radioSettings, keys: keys, log: log, clock: clock, gate: gate, status: status, logger: Logger(label: "gaend.radio"))
         if case .bluez(let index) = configuration.radio {
-            services.append(
-                BlueZRadioService(
-                    adapterIndex: index, settings: configuration.radioSettings, keys: keys, log: log, clock: clock, status: status, gate: gate,
-                    logger: Logger(label: "gaend.radio")))
+            services.append(BlueZRadioService(adapterIndex: index, beacon: beacon))
         } else if configuration.radio != .none {
-            services.append(
-                RadioService(
-                    spec: configuration.radio, settings: configuration.radioSettings, keys: keys, log: log, clock: clock, gate: gate, status: status,
-                    logger: Logger(label: "gaend.radio")))
+            services.append(RadioService(spec: configuration.radio, beacon: beacon))
         }
         if let worker { services.append(DetectionTimerService(worker: worker)) }
         let reloader = self

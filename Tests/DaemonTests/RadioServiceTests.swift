@@ -89,9 +89,8 @@ import Testing
         let gate = EnablementGate(enabled: enabled)
         let status = RadioStatusBoard(logger: quiet)
         let monotonic = TestClock()
-        let service = RadioService(
-            spec: .unix(path: "/scripted"), settings: settings, keys: keys, log: log, clock: wall, gate: gate, status: status, logger: quiet,
-            monotonic: monotonic, connect: { () throws(HCITransportError) in try controllers.connect() })
+        let beacon = BeaconContext(settings: settings, keys: keys, log: log, clock: wall, gate: gate, status: status, logger: quiet, monotonic: monotonic)
+        let service = RadioService(spec: .unix(path: "/scripted"), beacon: beacon, connect: { () throws(HCITransportError) in try controllers.connect() })
         return Rig(
             controllers: controllers, service: service, gate: gate, status: status, monotonic: monotonic, wall: wall, log: log, directory: directory)
     }
