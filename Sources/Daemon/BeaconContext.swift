@@ -41,3 +41,15 @@ package struct BeaconContext: Sendable {
         try BeaconSession(radio: radio, keys: keys, log: log, clock: clock, monotonic: monotonic, settings: settings, logger: logger)
     }
 }
+
+/// A radio service, seen through its context.
+protocol BeaconService {
+    var beacon: BeaconContext { get }
+}
+
+extension BeaconService {
+    var gate: EnablementGate { beacon.gate }
+    var status: RadioStatusBoard { beacon.status }
+    var logger: Logger { beacon.logger }
+    var monotonic: any Clock<Duration> { beacon.monotonic }
+}

@@ -15,7 +15,7 @@ import GaendAPI
 /// while all three allow. Powered false → status bluetooth-off, resumed when powered again;
 /// bluetoothd leaving and returning → everything registered again; the advertisement released →
 /// registered again; the system bus lost → reconnected with backoff.
-package struct BlueZRadioService: Service {
+package struct BlueZRadioService: Service, BeaconService {
     let adapterIndex: UInt16
     let beacon: BeaconContext
     /// The bus to use instead of the system bus (tests).
@@ -26,11 +26,6 @@ package struct BlueZRadioService: Service {
         self.beacon = beacon
         self.busAddress = busAddress
     }
-
-    var gate: EnablementGate { beacon.gate }
-    var status: RadioStatusBoard { beacon.status }
-    var logger: Logger { beacon.logger }
-    var monotonic: any Clock<Duration> { beacon.monotonic }
 
     enum Stop { case shutdown, busLost }
 

@@ -15,7 +15,7 @@ package import GaendAPI
 /// scans in windows into the contact log, and reconnects with backoff when the controller goes
 /// away. On graceful shutdown it ends the open scan window (flushing it to the log), stops
 /// advertising and syncs the log.
-package struct RadioService: Service {
+package struct RadioService: Service, BeaconService {
     let spec: RadioSpec
     let beacon: BeaconContext
     /// Opens the controller's transport (the spec's; a test's socketpair).
@@ -31,11 +31,6 @@ package struct RadioService: Service {
         self.beacon = beacon
         self.connect = connect
     }
-
-    var gate: EnablementGate { beacon.gate }
-    var status: RadioStatusBoard { beacon.status }
-    var logger: Logger { beacon.logger }
-    var monotonic: any Clock<Duration> { beacon.monotonic }
 
     enum Stop { case shutdown, lost, disabled }
 
