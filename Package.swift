@@ -50,6 +50,9 @@ let package = Package(
         // Files in the data directory: permissions, atomic replacement, checksums.
         // The system calls on descriptors and the one errno type (Glibc behind one wall).
         .target(name: "SystemCalls", swiftSettings: strictSwift),
+        // Daemons' log lines: journald priorities when stderr is the journal, one shared level.
+        .target(
+            name: "DaemonLog", dependencies: ["SystemCalls", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSwift),
         .target(name: "Storage", dependencies: ["ENCore", "SystemCalls", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSwift),
         .target(
             name: "KeySchedule",
@@ -125,7 +128,7 @@ let package = Package(
         .executableTarget(
             name: "gaend",
             dependencies: [
-                "ENCore", "GaendAPI", "Daemon", "HCI", "Radio", "Detection", "KeySchedule", "ContactLog", "Storage",
+                "ENCore", "GaendAPI", "Daemon", "DaemonLog", "HCI", "Radio", "Detection", "KeySchedule", "ContactLog", "Storage",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -135,7 +138,7 @@ let package = Package(
         .executableTarget(
             name: "gaen-keyserver",
             dependencies: [
-                "KeyServer", "ENCore", "ENCrypto", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "KeyServer", "ENCore", "ENCrypto", "DaemonLog", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "FlyingSocks", package: "FlyingFox"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -192,10 +195,11 @@ let package = Package(
         .testTarget(
             name: "DaemonTests",
             dependencies: [
-                "Daemon", "Radio", "HCI", "GaendAPI", "ENCore", "KeySchedule", "ContactLog", "Storage", "GaendTestSupport",
+                "Daemon", "Radio", "HCI", "GaendAPI", "ENCore", "KeySchedule", "ContactLog", "Storage", "SystemCalls", "GaendTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
             ],
             swiftSettings: strictSwift),
         .testTarget(
@@ -233,7 +237,7 @@ let package = Package(
             name: "GaenCtlTests",
             dependencies: [
                 "GaenCtlCommands", "gaenctl", "gaend", "gaen-keyserver", "gaen-bench", "KeyServer", "DBus", "Daemon", "GaendAPI", "ENCore", "ENCrypto",
-                "KeySchedule", "Storage", "ContactLog", "KeyFiles", "Detection",
+                "KeySchedule", "Storage", "ContactLog", "KeyFiles", "Detection", "DaemonLog",
                 "GaendTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],

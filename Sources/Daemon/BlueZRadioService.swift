@@ -31,10 +31,12 @@ package struct BlueZRadioService: Service, BeaconService {
 
     package func run() async throws {
         var backoff = Backoff()
+        var unreachable = FailureStreak()
         while true {
             do {
                 let bus = if let busAddress { try await DBusConnection.bus(address: busAddress) } else { try await DBusConnection.system() }
                 backoff.reset()
+                unreachable.recovered("system bus reachable again", logger: logger)
                 let stop = try await session(on: bus)
                 bus.close()
                 if stop == .shutdown { return }
@@ -42,7 +44,8 @@ package struct BlueZRadioService: Service, BeaconService {
                 logger.warning("system bus lost; reconnecting", metadata: ["retryIn": "\(backoff.delay)"])
             } catch {
                 status.set(.bluetoothOff, reason: "the system bus is unreachable")
-                logger.warning("system bus unreachable; retrying", metadata: ["error": "\(error)", "retryIn": "\(backoff.delay)"])
+                unreachable.failed(
+                    "system bus unreachable; retrying until it answers", metadata: ["error": "\(error)", "retryIn": "\(backoff.delay)"], logger: logger)
             }
             if await ShutdownWaits.sleepOrShutdown(backoff.next(), clock: monotonic) { return }
         }

@@ -36,16 +36,20 @@ package struct RadioService: Service, BeaconService {
 
     package func run() async throws {
         var backoff = Backoff()
+        var unreachable = FailureStreak()
         while true {
             // Disabled (SetEnabled(false)): the controller is left alone until enabled again.
             if await ShutdownWaits.waitForEnabledOrShutdown(gate) { return }
             let transport: FileDescriptorTransport
             do {
                 transport = try connect()
+                unreachable.recovered("controller reachable again", logger: logger)
             } catch {
                 status.set(.bluetoothOff, reason: "the controller is unreachable")
                 let wait = backoff.next()
-                logger.warning("controller unreachable; retrying", metadata: ["radio": "\(spec)", "error": "\(error)", "retryIn": "\(wait)"])
+                unreachable.failed(
+                    "controller unreachable; retrying until it answers", metadata: ["radio": "\(spec)", "error": "\(error)", "retryIn": "\(wait)"],
+                    logger: logger)
                 if await ShutdownWaits.sleepOrShutdown(wait, clock: monotonic) { return }
                 continue
             }

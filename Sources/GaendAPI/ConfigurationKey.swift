@@ -48,7 +48,8 @@ package struct ConfigurationKey: Sendable {
     }
 
     static func flag(_ value: Value) throws(DaemonConfigurationError) -> Bool {
-        guard let flag = ["true": true, "yes": true, "false": false, "no": false][value.text] else { throw value.fail("is not true or false") }
+        let flags = ["true": true, "yes": true, "on": true, "1": true, "false": false, "no": false, "off": false, "0": false]
+        guard let flag = flags[value.text.lowercased()] else { throw value.fail("is not true or false (yes/no, on/off, 1/0)") }
         return flag
     }
 
@@ -154,6 +155,13 @@ package struct ConfigurationKey: Sendable {
             configuration.region = value.text
         } show: {
             [$0.region]
+        },
+        ConfigurationKey("log-level", "The least severe log level written: trace, debug, info, notice, warning, error or critical (default info).") {
+            (configuration, value) throws(DaemonConfigurationError) in
+            guard let level = LogLevelName(rawValue: value.text) else { throw value.fail("is not trace, debug, info, notice, warning, error or critical") }
+            configuration.logLevel = level
+        } show: {
+            [$0.logLevel.rawValue]
         },
         ConfigurationKey("test-mode", "true: allow GetTestDiagnosisKeys (default false).") { (configuration, value) throws(DaemonConfigurationError) in
             configuration.testMode = try flag(value)

@@ -12,6 +12,8 @@ package struct DaemonConfiguration: Sendable {
     package var enable = false
     package var region = ""
     package var testMode = false
+    /// The least severe level logged (`log-level`); changed by a reload without a restart.
+    package var logLevel = LogLevelName.info
     package var servers = ServerSettings()
 
     /// The key server, the verification server and the exposure configuration.
@@ -115,4 +117,9 @@ package enum ManagerBus: Sendable, Equatable, CustomStringConvertible {
         case .address(let address): address
         }
     }
+}
+
+/// swift-log's levels by their names (GaendAPI does not link swift-log; gaend maps them).
+package enum LogLevelName: String, CaseIterable, Sendable {
+    case trace, debug, info, notice, warning, error, critical
 }

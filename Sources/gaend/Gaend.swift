@@ -4,6 +4,7 @@ import ArgumentParser
 import ContactLog
 import Detection
 import Daemon
+import DaemonLog
 import ENCore
 import HCI
 import Foundation
@@ -103,7 +104,8 @@ struct Gaend: AsyncParsableCommand {
             throw ExitCode(2)
         }
 
-        LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
+        let threshold = LogThreshold(Logger.Level(configuration.logLevel))
+        DaemonLogging.bootstrap(threshold: threshold, environment: ProcessInfo.processInfo.environment)
         let logger = Logger(label: "gaend")
         let clock = SystemWallClock()
         let data = DataDirectory(path: configuration.dataDirectory)
@@ -164,6 +166,7 @@ struct Gaend: AsyncParsableCommand {
                 do {
                     let next = try reloader.loadConfiguration()
                     await manager.reload(Self.managerSettings(next))
+                    threshold.level = Logger.Level(next.logLevel)
                     if next.radio != configuration.radio || next.dataDirectory != configuration.dataDirectory
                         || next.radioSettings != configuration.radioSettings
                         || next.bus != configuration.bus || next.servers != configuration.servers
@@ -203,5 +206,11 @@ struct Gaend: AsyncParsableCommand {
                 verificationURL: verification, apiKey: servers.verificationAPIKey, publishURL: publish, healthAuthorityID: servers.healthAuthorityID)
         }
         return settings
+    }
+}
+
+extension Logger.Level {
+    init(_ name: LogLevelName) {
+        self = Logger.Level(rawValue: name.rawValue) ?? .info
     }
 }

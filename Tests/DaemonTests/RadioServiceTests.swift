@@ -6,12 +6,14 @@ import ENCore
 import GaendAPI
 import GaendTestSupport
 import HCI
+import InMemoryLogging
 import KeySchedule
 import Logging
 import Radio
 import ServiceLifecycleTestKit
 import Storage
 import Synchronization
+import SystemCalls
 import Testing
 
 /// The HCI radio service in process: the real service, driver and beacon session over a socketpair
@@ -22,11 +24,21 @@ import Testing
     /// The controllers the service connected to, in order; kept alive for the test.
     final class Controllers: Sendable {
         private let opened = Mutex<[ScriptedController]>([])
+        /// How many connection attempts fail (ECONNREFUSED) before one succeeds.
+        private let refusals: Mutex<Int>
         let script: @Sendable (HCICommand) -> [[UInt8]]
 
-        init(script: @escaping @Sendable (HCICommand) -> [[UInt8]]) { self.script = script }
+        init(refusing refusals: Int = 0, script: @escaping @Sendable (HCICommand) -> [[UInt8]]) {
+            self.refusals = Mutex(refusals)
+            self.script = script
+        }
 
         func connect() throws(HCITransportError) -> FileDescriptorTransport {
+            let refused = refusals.withLock { left in
+                defer { left = max(0, left - 1) }
+                return left > 0
+            }
+            if refused { throw HCITransportError(operation: "connecting to the scripted controller", errno: .connectionRefused) }
             do {
                 let controller = try ScriptedController(script: script)
                 opened.withLock { $0.append(controller) }
@@ -76,7 +88,10 @@ import Testing
 
     let quiet = Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() })
 
-    func rig(enabled: Bool = true, script: @escaping @Sendable (HCICommand) -> [[UInt8]] = ScriptedController.standard) throws -> Rig {
+    func rig(
+        enabled: Bool = true, refusing refusals: Int = 0, logger: Logger? = nil,
+        script: @escaping @Sendable (HCICommand) -> [[UInt8]] = ScriptedController.standard
+    ) throws -> Rig {
         let directory = try TemporaryDirectory()
         let data = DataDirectory(path: directory.path)
         let wall = ManualClock(UnixTime.vectorDay.adding(seconds: 10 * 3600))
@@ -85,11 +100,12 @@ import Testing
         settings.scanInterval = 10...10
         let keys = try KeySchedule(dataDirectory: data, clock: wall, logger: quiet)
         let log = try ContactLogWriter(dataDirectory: data, clock: wall, logger: quiet)
-        let controllers = Controllers(script: script)
+        let controllers = Controllers(refusing: refusals, script: script)
         let gate = EnablementGate(enabled: enabled)
         let status = RadioStatusBoard(logger: quiet)
         let monotonic = TestClock()
-        let beacon = BeaconContext(settings: settings, keys: keys, log: log, clock: wall, gate: gate, status: status, logger: quiet, monotonic: monotonic)
+        let beacon = BeaconContext(
+            settings: settings, keys: keys, log: log, clock: wall, gate: gate, status: status, logger: logger ?? quiet, monotonic: monotonic)
         let service = RadioService(spec: .unix(path: "/scripted"), beacon: beacon, connect: { () throws(HCITransportError) in try controllers.connect() })
         return Rig(
             controllers: controllers, service: service, gate: gate, status: status, monotonic: monotonic, wall: wall, log: log, directory: directory)
@@ -115,6 +131,29 @@ import Testing
         // All on the one connection: a refused command is a fault, not a lost controller.
         #expect(rig.controllers.count == 1)
         #expect(rig.status.status == .starting)
+    }
+
+    /// A controller that cannot be reached is retried after 1, 2 and 4 s, warned about once, and
+    /// its return told with the count, rather than a warning every retry for as long as it lasts.
+    @Test func anUnreachableControllerIsWarnedAboutOnce() async throws {
+        var handler = InMemoryLogHandler()
+        handler.logLevel = .debug
+        let logs = handler
+        let rig = try rig(refusing: 3, logger: Logger(label: "t", factory: { _ in logs }))
+        let running = rig.start()
+        defer { running.cancel() }
+        var elapsed = 0
+        for wait in [1, 2, 4] {
+            await until { rig.monotonic.deadlines == [.seconds(elapsed + wait)] }
+            #expect(rig.status.status == .bluetoothOff)
+            rig.monotonic.advance(by: .seconds(wait))
+            elapsed += wait
+        }
+        await until { rig.controllers.advertising == [true] }
+        let told = logs.entries.filter { $0.level >= .notice }.map { "\($0.level) \($0.message)" }
+        #expect(told.filter { $0.contains("unreachable") } == ["warning controller unreachable; retrying until it answers"])
+        #expect(logs.entries.contains { $0.message.description == "controller reachable again" && $0.metadata["failedAttempts"] == "3" })
+        #expect(logs.entries.filter { $0.level == .debug && $0.message.description.contains("unreachable") }.count == 2)
     }
 
     /// The owner's switch: off ends the scan window into the log, stops advertising and lets the
