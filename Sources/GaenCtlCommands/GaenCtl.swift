@@ -16,7 +16,7 @@ package struct GaenCtl: AsyncParsableCommand {
             """,
         version: GaendVersion.string,
         subcommands: [
-            StatusCommand.self, EnableCommand.self, DisableCommand.self, KeysCommand.self, PreauthorizeCommand.self, DetectCommand.self,
+            StatusCommand.self, GetCommand.self, EnableCommand.self, DisableCommand.self, KeysCommand.self, PreauthorizeCommand.self, DetectCommand.self,
             ExposuresCommand.self, TestResultCommand.self, ShareCommand.self, ResetCommand.self, WatchCommand.self, LogCommand.self,
             ConfigCommand.self, Tools.self,
         ])
@@ -28,7 +28,7 @@ package struct GaenCtl: AsyncParsableCommand {
     /// own code rather than argument-parser's EX_USAGE (64).
     package static func run(arguments: [String]) async -> Int32 {
         do {
-            var command = try parseAsRoot(arguments)
+            var command = try parseAsRoot(globalOptionsMoved(arguments))
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
@@ -51,6 +51,32 @@ package struct GaenCtl: AsyncParsableCommand {
             writeError(message)
             return code == .validationFailure ? GaenCtlExitCode.usage.rawValue : code.rawValue
         }
+    }
+
+    /// The options every daemon command takes (`--bus X`, `--json`) may come before the command,
+    /// as with systemctl and busctl (`gaenctl --bus session --json status`): argument-parser reads
+    /// options only after the command that declares them, so those given first are moved after
+    /// the command's words (before a `--`, if any). Everything else stays where it is.
+    static func globalOptionsMoved(_ arguments: [String]) -> [String] {
+        var leading: [String] = []
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            if argument == "--json" || argument.hasPrefix("--bus=") {
+                leading.append(argument)
+                index += 1
+            } else if argument == "--bus", index + 1 < arguments.count {
+                leading += [argument, arguments[index + 1]]
+                index += 2
+            } else {
+                break
+            }
+        }
+        guard !leading.isEmpty else { return arguments }
+        var rest = Array(arguments[index...])
+        let end = rest.firstIndex(of: "--") ?? rest.endIndex
+        rest.insert(contentsOf: leading, at: end)
+        return rest
     }
 
     /// Runs with the process's arguments and exits with the result.

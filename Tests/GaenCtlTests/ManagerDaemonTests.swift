@@ -58,6 +58,17 @@ struct ManagerDaemonTests {
         #expect(Set(properties.keys) == Set(StatusCommandOrder.names))
         #expect(properties["DetectionsRemaining"] as? Int == 6)
 
+        // Global options before the command, as with systemctl and busctl; get prints a value alone.
+        let first = try ToolRunner.run("gaenctl", ["--bus", harness.bus.address, "--json", "status"])
+        #expect(first.status == 0)
+        #expect((try? JSONSerialization.jsonObject(with: Data(first.standardOutput.utf8)) as? [String: Any])?["Region"] as? String == "CH")
+        #expect(try ToolRunner.run("gaenctl", ["--bus=\(harness.bus.address)", "get", "region"]).standardOutput == "CH\n")
+        #expect(try harness.ctl(["get", "LastDetectionTime"]).standardOutput == "never\n")
+        #expect(try harness.ctl(["get", "DetectionsRemaining", "--json"]).standardOutput == #"{"DetectionsRemaining":6}"# + "\n")
+        let noSuchProperty = try harness.ctl(["get", "Colour"])
+        #expect(noSuchProperty.status == 2)
+        #expect(noSuchProperty.standardError.contains("no property 'Colour'; gaend has Status, "))
+
         // watch sees the property changes enable causes.
         let watchOutput = "\(files.path)/watch.out"
         let watch = try Self.startWatch(harness, output: watchOutput, count: 1)

@@ -26,19 +26,52 @@ struct StatusCommand: AsyncParsableCommand {
         }
         print("gaend on \(client.busName) (\(Manager1.busName) \(Manager1.objectPath))")
         for property in Self.order {
-            let name = property.rawValue
-            guard let value = properties[name] else { continue }
-            let text: String =
-                switch value {
-                case .boolean(let flag): flag ? "yes" : "no"
-                case .array(_, let days) where property == .exposureDays:
-                    days.isEmpty ? "none in the last 14 days" : days.map { "\(Output.plain($0))" }.joined(separator: ", ")
-                case .uint64(let seconds) where property.signature == "t": Output.time(seconds)
-                case .string(let string) where string.isEmpty: "(none)"
-                default: "\(Output.plain(value))"
-                }
-            print("\t\(name): \(text)")
+            guard let value = properties[property.rawValue] else { continue }
+            print("\t\(property.rawValue): \(Self.text(value, of: property))")
         }
+    }
+
+    /// A property's value as a person reads it.
+    static func text(_ value: DBusValue, of property: Manager1.Property) -> String {
+        switch value {
+        case .boolean(let flag): flag ? "yes" : "no"
+        case .array(_, let days) where property == .exposureDays:
+            days.isEmpty ? "none in the last 14 days" : days.map { "\(Output.plain($0))" }.joined(separator: ", ")
+        case .uint64(let seconds) where property.signature == "t": Output.time(seconds)
+        case .string(let string) where string.isEmpty: "(none)"
+        default: "\(Output.plain(value))"
+        }
+    }
+}
+
+/// `gaenctl get PROPERTY`: one property's value alone, for scripts (as `systemctl show -p X --value`).
+struct GetCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "get", abstract: "Print one of gaend's properties, the value alone.",
+        discussion: "Properties: \(Manager1.Property.allCases.map(\.rawValue).joined(separator: ", ")). Names are case-insensitive.")
+
+    @Argument(help: "The property, e.g. Status or ExposureDays.")
+    var property: String
+
+    @OptionGroup var options: DaemonOptions
+
+    func validate() throws {
+        guard Self.property(named: property) != nil else {
+            throw ValidationError("no property '\(property)'; gaend has \(Manager1.Property.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+    }
+
+    static func property(named name: String) -> Manager1.Property? {
+        Manager1.Property.allCases.first { $0.rawValue.lowercased() == name.lowercased() }
+    }
+
+    func run() async throws {
+        guard let property = Self.property(named: property) else { return }
+        let client = try await options.connect()
+        guard let value = try await client.properties()[property.rawValue] else {
+            throw OperationError("gaend did not report \(property.rawValue)")
+        }
+        print(options.json ? Output.json([property.rawValue: Output.plain(value)]) : StatusCommand.text(value, of: property))
     }
 }
 
