@@ -195,7 +195,7 @@ let package = Package(
         .testTarget(
             name: "DaemonTests",
             dependencies: [
-                "Daemon", "Radio", "HCI", "GaendAPI", "ENCore", "KeySchedule", "ContactLog", "Storage", "SystemCalls", "GaendTestSupport",
+                "Daemon", "Radio", "HCI", "GaendAPI", "ENCore", "KeySchedule", "ContactLog", "KeyFiles", "Storage", "SystemCalls", "GaendTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),

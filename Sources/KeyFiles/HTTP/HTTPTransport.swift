@@ -45,6 +45,14 @@ package enum HTTPError: Error, Equatable, Sendable, CustomStringConvertible {
     /// Connection refused or reset, DNS, TLS, a body cut short: the transport's own words.
     case transport(url: String, reason: String)
 
+    /// No answer at all: refused, reset, unresolved or timed out.
+    package var isUnreachable: Bool {
+        switch self {
+        case .timedOut, .transport: true
+        case .badURL, .responseTooLarge: false
+        }
+    }
+
     package var description: String {
         switch self {
         case .badURL(let url): return "'\(url)' is not an http or https URL"
