@@ -90,7 +90,10 @@ struct ManagerDaemonTests {
         #expect(testKeys.first?["rolling_period"] as? Int == 144)
         let released = try harness.json(["keys"]) as? [[String: Any]] ?? []
         #expect(released.allSatisfy { ($0["rolling_period"] as? Int ?? 144) < 144 })
-        #expect(try harness.ctl(["keys"]).standardOutput.contains("rolling start"))
+        let human = try harness.ctl(["keys"]).standardOutput
+        #expect(human.contains("rolling start"))
+        #expect(human.contains("The current key was cut short at ") && human.contains("which the beacon advertises from now on."))
+        #expect(!(try harness.ctl(["keys", "--test"]).standardOutput.contains("cut short")))
 
         // Pre-authorization: one release, then none.
         #expect(try harness.ctl(["preauthorize"]).status == 0)
