@@ -17,14 +17,17 @@ struct LogTool: ParsableCommand {
 
 /// Options every log tool takes.
 struct LogToolOptions: ParsableArguments {
-    @Option(help: "The daemon's data directory (the log is its contacts/ folder).")
-    var dataDir: String
+    /// Where an installed gaend keeps its data (`data-dir`'s default).
+    static let daemonDataDirectory = "/var/lib/gaend"
+
+    @Option(help: "The daemon's data directory (the log is its contacts/ folder; default \(Self.daemonDataDirectory)).")
+    var dataDir: String?
 
     @Flag(help: "Print one JSON object.")
     var json = false
 
     /// The data directory, which must exist.
-    func dataDirectory() throws -> DataDirectory { try Self.existingDirectory(dataDir) }
+    func dataDirectory() throws -> DataDirectory { try Self.existingDirectory(dataDir ?? Self.daemonDataDirectory) }
 
     /// `path` as a data directory, which must exist (exit 1, or 4 when permissions refuse it).
     static func existingDirectory(_ path: String) throws -> DataDirectory {
