@@ -210,10 +210,10 @@ struct ManagerDaemonTests {
     /// `gaenctl watch --json` writing to `output`; returns once it is watching.
     /// `gaenctl watch --json` in the background; with `user`, run through setpriv with those
     /// arguments (`--reuid=65534 …`), as another local user.
-    static func startWatch(_ harness: ManagerHarness, output: String, count: Int?, user: [String] = []) throws -> Process {
+    static func startWatch(_ harness: ManagerHarness, output: String, count: Int?, user: [String] = [], json: Bool = true) throws -> Process {
         let process = Process()
         let gaenctl = try ToolRunner.productsDirectory().appendingPathComponent("gaenctl")
-        let watch = ["watch", "--json", "--bus", harness.bus.address] + (count.map { ["--count", "\($0)"] } ?? [])
+        let watch = ["watch", "--bus", harness.bus.address] + (json ? ["--json"] : []) + (count.map { ["--count", "\($0)"] } ?? [])
         process.executableURL = user.isEmpty ? gaenctl : URL(fileURLWithPath: "/usr/bin/setpriv")
         process.arguments = user.isEmpty ? watch : user + [gaenctl.path] + watch
         _ = FileManager.default.createFile(atPath: output, contents: nil)
@@ -222,6 +222,30 @@ struct ManagerDaemonTests {
         try process.run()
         try eventually("watch to start") { (try? String(contentsOfFile: output, encoding: .utf8))?.contains("watching") == true }
         return process
+    }
+
+    /// watch as a person reads it: each line stamped with the time (UTC), times as dates, and a
+    /// line when gaend leaves the bus and when it is back; the watch itself goes on.
+    @Test func watchStampsLinesAndSeesTheDaemonLeaveAndReturn() async throws {
+        let harness = try ManagerHarness(["--radio", "none"])
+        let files = try TemporaryDirectory()
+        let output = "\(files.path)/watch.out"
+        let watch = try Self.startWatch(harness, output: output, count: nil, json: false)
+        defer { if watch.isRunning { kill(watch.processIdentifier, SIGKILL) } }
+        func watched() -> String { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
+        _ = try harness.ctl(["enable"])
+        try await eventually("the switch in watch", explain: { watched() }) { watched().contains("[CHG] Enabled: yes") }
+        harness.stop()
+        try await eventually("gaend leaving") { watched().contains("[BUS] gaend left ") }
+        try harness.start()
+        try await eventually("gaend returning") { watched().contains("[BUS] gaend is back on ") }
+        #expect(watch.isRunning)
+        let stamp = #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \["#
+        for line in watched().split(separator: "\n").dropFirst() {
+            #expect(String(line).range(of: stamp, options: .regularExpression) != nil, "\(line)")
+        }
+        kill(watch.processIdentifier, SIGTERM)
+        watch.waitUntilExit()
     }
 
     @Test func garbageArgumentsAndVanishingClientsLeaveTheDaemonStanding() async throws {
