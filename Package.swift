@@ -50,6 +50,9 @@ let package = Package(
         // Files in the data directory: permissions, atomic replacement, checksums.
         // The system calls on descriptors and the one errno type (Glibc behind one wall).
         .target(name: "SystemCalls", swiftSettings: strictSwift),
+        // What the three programs' command lines share: usage errors exit 2.
+        .target(
+            name: "CommandSupport", dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")], swiftSettings: strictSwift),
         // Daemons' log lines: journald priorities when stderr is the journal, one shared level.
         .target(
             name: "DaemonLog", dependencies: ["SystemCalls", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSwift),
@@ -128,7 +131,7 @@ let package = Package(
         .executableTarget(
             name: "gaend",
             dependencies: [
-                "ENCore", "GaendAPI", "Daemon", "DaemonLog", "HCI", "Radio", "Detection", "KeySchedule", "ContactLog", "Storage",
+                "ENCore", "GaendAPI", "Daemon", "DaemonLog", "CommandSupport", "HCI", "Radio", "Detection", "KeySchedule", "ContactLog", "Storage",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -138,7 +141,7 @@ let package = Package(
         .executableTarget(
             name: "gaen-keyserver",
             dependencies: [
-                "KeyServer", "ENCore", "ENCrypto", "DaemonLog", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "KeyServer", "ENCore", "ENCrypto", "DaemonLog", "CommandSupport", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "FlyingSocks", package: "FlyingFox"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 import ArgumentParser
+import CommandSupport
 import ENCore
 import ENCrypto
 import Foundation
@@ -16,22 +17,7 @@ struct KeyServerCommand: AsyncParsableCommand {
         version: GaendVersion.string,
         subcommands: [Serve.self, IssueCode.self, Export.self, MakeKey.self])
 
-    /// Parses and runs like argument-parser's own `main`, but a usage error exits 2, as gaend's
-    /// and gaenctl's do, not argument-parser's EX_USAGE (64).
-    static func main() async {
-        do {
-            var command = try parseAsRoot()
-            if var asyncCommand = command as? any AsyncParsableCommand {
-                try await asyncCommand.run()
-            } else {
-                try command.run()
-            }
-        } catch {
-            guard exitCode(for: error) == .validationFailure else { exit(withError: error) }
-            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
-            exit(withError: ExitCode(2))
-        }
-    }
+    static func main() async { await mainExitingTwoOnUsage() }
 }
 
 /// A numeric option within its range, or a usage error naming it: a value outside would trap

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 import ArgumentParser
+import CommandSupport
 import ContactLog
 import Detection
 import Daemon
@@ -77,22 +78,7 @@ struct Gaend: AsyncParsableCommand {
         return pairs
     }
 
-    /// Parses and runs like argument-parser's own `main`, but a usage error exits 2, the code the
-    /// documentation (and gaenctl) gives usage errors, not argument-parser's EX_USAGE (64).
-    static func main() async {
-        do {
-            var command = try parseAsRoot()
-            if var asyncCommand = command as? any AsyncParsableCommand {
-                try await asyncCommand.run()
-            } else {
-                try command.run()
-            }
-        } catch {
-            guard exitCode(for: error) == .validationFailure else { exit(withError: error) }
-            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
-            exit(withError: ExitCode(2))
-        }
-    }
+    static func main() async { await mainExitingTwoOnUsage() }
 
     mutating func run() async throws {
         MemoryPolicy.apply()
