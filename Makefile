@@ -16,6 +16,7 @@ DBUS_SYSTEM_CONF_DIR ?= /usr/share/dbus-1/system.d
 DBUS_SYSTEM_SERVICES_DIR ?= /usr/share/dbus-1/system-services
 POLKIT_ACTIONS_DIR ?= /usr/share/polkit-1/actions
 DOCDIR ?= $(PREFIX)/share/doc/gaend
+MANDIR ?= $(PREFIX)/share/man
 # The directory the installed unit runs gaend from (@BINDIR@ in systemd/gaend.service): where
 # `install` puts it, without DESTDIR. scripts/check-packaging points it at a test executable.
 UNIT_BINDIR ?= $(PREFIX)/bin
@@ -25,7 +26,7 @@ UNIT_BINDIR ?= $(PREFIX)/bin
 # and busctl (only in systemd on Debian 12). The key server's PostgreSQL tests run a private server
 # from postgresql-15: the versioned package, not the `postgresql` metapackage, because its binaries'
 # directory (POSTGRES_BIN) names the version, and the metapackage adds nothing but that dependency.
-APT_PACKAGES = pkg-config libssl-dev libdbus-1-dev libbluetooth-dev libsqlite3-dev libpq-dev zlib1g-dev openssl libcurl4 python3 python3-venv \
+APT_PACKAGES = pkg-config libssl-dev libdbus-1-dev libbluetooth-dev libsqlite3-dev libpq-dev zlib1g-dev openssl libcurl4 libcurl4-openssl-dev python3 python3-venv \
 	python3-dbus python3-gi dbus-daemon libglib2.0-bin systemd postgresql-15
 POSTGRES_BIN = /usr/lib/postgresql/15/bin
 
@@ -41,6 +42,10 @@ PRODUCTS = gaend gaenctl gaen-keyserver
 # The release build: what `make install` ships, and so what the process suites, the demo and the
 # VM stage run (a pointer that outlives its buffer may show only in an optimized build).
 RELEASE_BIN = $(CURDIR)/.build/release
+# The release flags, the same for every release build (another set would rebuild the whole tree):
+# Swift's standard library and Foundation linked into each program, so the target needs no Swift
+# toolchain, only Debian's libraries (the package's Depends).
+RELEASE = -c release --static-swift-stdlib
 
 # Prints how long a stage of `make check` took: $(call timed,NAME,COMMAND).
 timed = @start=$$(date +%s); $(2) || exit 1; echo "check: $(1) took $$(( $$(date +%s) - start )) s"
@@ -82,7 +87,7 @@ $(DBUSMOCK_VENV)/.installed:
 
 # Release binaries in .build/release.
 build: deps
-	for product in $(PRODUCTS); do $(SWIFT) build -c release --product $$product || exit 1; done
+	for product in $(PRODUCTS); do $(SWIFT) build $(RELEASE) --product $$product || exit 1; done
 
 # Three beacons on virtual radios and a key server on loopback: A and B meet, A shares its keys,
 # B is told of the exposure and C is not (scripts/demo; about 40 s after the build).
@@ -101,12 +106,13 @@ TEST_ENV = GAEND_BUMBLE_PYTHON=$(CURDIR)/$(BUMBLE_VENV)/bin/python \
 # prints how long it took.
 check: deps test-peers
 	$(call timed,lint,$(MAKE) --no-print-directory lint)
-	$(call timed,release build,$(MAKE) --no-print-directory build && $(SWIFT) build -c release --product gaen-bench)
+	$(call timed,release build,$(MAKE) --no-print-directory build && $(SWIFT) build $(RELEASE) --product gaen-bench)
 	$(call timed,debug build with tests,$(SWIFT) build --build-tests)
 	$(call timed,tests (process suites on the release binaries),$(TEST_ENV) GAEND_PRODUCTS_DIR=$(RELEASE_BIN) $(SWIFT) test --skip-build)
 	$(call timed,packaging,$(MAKE) --no-print-directory check-packaging)
 	$(call timed,demo,$(MAKE) --no-print-directory demo)
 	$(call timed,vm-test,GAEND_BIN_DIR=$(RELEASE_BIN) scripts/vm-test)
+	$(call timed,deb-test,$(MAKE) --no-print-directory deb-test)
 	$(call timed,sanitizers,$(MAKE) --no-print-directory check-sanitize)
 	$(call timed,fuzzers (a few seconds each),$(MAKE) --no-print-directory check-fuzz)
 
@@ -179,15 +185,31 @@ format:
 
 # Benchmarks print figures; they are not tests.
 bench: deps
-	$(SWIFT) run -c release gaen-bench crypto
-	$(SWIFT) build -c release --product gaen-keyserver
-	$(SWIFT) run -c release gaen-bench keyserver
-	$(SWIFT) run -c release gaen-bench keyserver-attack
+	$(SWIFT) run $(RELEASE) gaen-bench crypto
+	$(SWIFT) build $(RELEASE) --product gaen-keyserver
+	$(SWIFT) run $(RELEASE) gaen-bench keyserver
+	$(SWIFT) run $(RELEASE) gaen-bench keyserver-attack
 	scripts/bench-reports
 
 install: build install-data
 	install -d $(BINDIR)
 	for product in $(PRODUCTS); do install -m 0755 .build/release/$$product $(BINDIR)/$$product; done
+	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/zsh/site-functions \
+		$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+	for program in gaenctl gaen-keyserver; do \
+		.build/release/$$program --generate-completion-script bash >$(DESTDIR)$(PREFIX)/share/bash-completion/completions/$$program && \
+		.build/release/$$program --generate-completion-script zsh >$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_$$program && \
+		.build/release/$$program --generate-completion-script fish >$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/$$program.fish || exit 1; \
+	done
+
+# The Debian package (scripts/make-deb): the release build with Swift's runtime linked in, so a Pi
+# needs no toolchain. deb-test installs it on a Debian without Swift, runs it and purges it.
+.PHONY: deb deb-test
+deb: build
+	scripts/make-deb
+
+deb-test: deb
+	scripts/deb-test --deb $$(ls -t .build/deb/*.deb | head -1)
 
 # Everything but the binaries. The configuration is installed only when absent (it is the
 # administrator's), 0640 because it may hold the verification API key, and given to group gaend
@@ -208,6 +230,7 @@ install-data:
 	mv $(DESTDIR)$(SYSTEMD_UNIT_DIR)/gaen-keyserver.service.tmp $(DESTDIR)$(SYSTEMD_UNIT_DIR)/gaen-keyserver.service
 	install -D -m 0644 systemd/gaen-keyserver.sysusers $(DESTDIR)$(SYSUSERS_DIR)/gaen-keyserver.conf
 	install -D -m 0644 etc/gaen-keyserver.env $(DESTDIR)$(DOCDIR)/examples/gaen-keyserver.env
+	for page in docs/man/*.[0-9]; do [ -e $$page ] || continue; install -D -m 0644 $$page $(DESTDIR)$(MANDIR)/man$${page##*.}/$$(basename $$page) || exit 1; done
 	@if [ -z "$(DESTDIR)" ] && command -v systemd-sysusers >/dev/null; then \
 		systemd-sysusers $(SYSUSERS_DIR)/gaend.conf; \
 	fi
@@ -227,6 +250,9 @@ uninstall:
 		$(DESTDIR)$(POLKIT_ACTIONS_DIR)/org.gaend.policy $(DESTDIR)$(DOCDIR)/examples/gaend.service.d/hci-radio.conf \
 		$(DESTDIR)$(SYSTEMD_UNIT_DIR)/gaen-keyserver.service $(DESTDIR)$(SYSUSERS_DIR)/gaen-keyserver.conf \
 		$(DESTDIR)$(DOCDIR)/examples/gaen-keyserver.env
+	for page in docs/man/*.[0-9]; do rm -f $(DESTDIR)$(MANDIR)/man$${page##*.}/$$(basename $$page); done
+	for program in gaenctl gaen-keyserver; do rm -f $(DESTDIR)$(PREFIX)/share/bash-completion/completions/$$program \
+		$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_$$program $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/$$program.fish; done
 	rmdir $(DESTDIR)$(DOCDIR)/examples/gaend.service.d $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) 2>/dev/null || true
 
 clean:

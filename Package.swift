@@ -48,7 +48,15 @@ let package = Package(
         // The only libcrypto user.
         .target(name: "ENCrypto", dependencies: ["ENCore", "COpenSSL", "CGaendShims"], swiftSettings: strictSwift),
         // Files in the data directory: permissions, atomic replacement, checksums.
-        .target(name: "Storage", dependencies: ["ENCore", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSwift),
+        // The system calls on descriptors and the one errno type (Glibc behind one wall).
+        .target(name: "SystemCalls", swiftSettings: strictSwift),
+        // What the three programs' command lines share: usage errors exit 2.
+        .target(
+            name: "CommandSupport", dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")], swiftSettings: strictSwift),
+        // Daemons' log lines: journald priorities when stderr is the journal, one shared level.
+        .target(
+            name: "DaemonLog", dependencies: ["SystemCalls", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSwift),
+        .target(name: "Storage", dependencies: ["ENCore", "SystemCalls", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSwift),
         .target(
             name: "KeySchedule",
             dependencies: ["ENCore", "ENCrypto", "Storage", .product(name: "Logging", package: "swift-log")],
@@ -70,9 +78,9 @@ let package = Package(
             exclude: ["Generated/README.md"],
             swiftSettings: strictSwift),
         // The libdbus wrapper: a connection with its own pump thread, typed values, exported objects.
-        .target(name: "DBus", dependencies: ["CDBus", "CGaendShims"], swiftSettings: strictSwift),
+        .target(name: "DBus", dependencies: ["CDBus", "CGaendShims", "SystemCalls"], swiftSettings: strictSwift),
         // The controller side of HCI: packet codec and H4 framing (pure), later the driver and transports.
-        .target(name: "HCI", dependencies: ["ENCore", "CBlueZ", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSwift),
+        .target(name: "HCI", dependencies: ["ENCore", "CBlueZ", "SystemCalls", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSwift),
         // The contract between gaend and gaenctl: Manager1's names, the configuration's keys.
         .target(name: "GaendAPI", dependencies: ["ENCore"], swiftSettings: strictSwift),
         // The beacon: advertiser and scanner over a controller.
@@ -98,6 +106,7 @@ let package = Package(
             name: "Daemon",
             dependencies: [
                 "ENCore", "GaendAPI", "HCI", "Radio", "BlueZ", "DBus", "KeySchedule", "ContactLog", "Storage", "Detection", "KeyFiles", "CGaendShims",
+                "SystemCalls",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -122,7 +131,7 @@ let package = Package(
         .executableTarget(
             name: "gaend",
             dependencies: [
-                "ENCore", "GaendAPI", "Daemon", "HCI", "Radio", "Detection", "KeySchedule", "ContactLog", "Storage",
+                "ENCore", "GaendAPI", "Daemon", "DaemonLog", "CommandSupport", "HCI", "Radio", "Detection", "KeySchedule", "ContactLog", "Storage",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -132,7 +141,7 @@ let package = Package(
         .executableTarget(
             name: "gaen-keyserver",
             dependencies: [
-                "KeyServer", "ENCore", "ENCrypto", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "KeyServer", "ENCore", "ENCrypto", "DaemonLog", "CommandSupport", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "FlyingSocks", package: "FlyingFox"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -162,13 +171,13 @@ let package = Package(
         // Fakes and fixtures the test targets share: an injected clock, a predictable random source,
         // temporary directories, private servers (dbus-daemon, PostgreSQL...).
         .target(
-            name: "GaendTestSupport", dependencies: ["ENCore", "ENCrypto", "PostgreSQL"], path: "Tests/TestSupport",
+            name: "GaendTestSupport", dependencies: ["ENCore", "ENCrypto", "HCI", "PostgreSQL"], path: "Tests/TestSupport",
             swiftSettings: strictSwift),
         .testTarget(name: "ENCoreTests", dependencies: ["ENCore"], swiftSettings: strictSwift),
         .testTarget(
             name: "ENCryptoTests", dependencies: ["ENCore", "ENCrypto"], resources: [.copy("Fixtures")],
             swiftSettings: strictSwift),
-        .testTarget(name: "StorageTests", dependencies: ["Storage", "GaendTestSupport"], swiftSettings: strictSwift),
+        .testTarget(name: "StorageTests", dependencies: ["Storage", "SystemCalls", "GaendTestSupport"], swiftSettings: strictSwift),
         .testTarget(
             name: "KeyScheduleTests",
             dependencies: [
@@ -189,8 +198,11 @@ let package = Package(
         .testTarget(
             name: "DaemonTests",
             dependencies: [
-                "Daemon", "Radio", "HCI", "GaendAPI", "ENCore", "KeySchedule", "ContactLog", "Storage", "GaendTestSupport",
+                "Daemon", "Radio", "HCI", "GaendAPI", "ENCore", "KeySchedule", "ContactLog", "KeyFiles", "Storage", "SystemCalls", "GaendTestSupport",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
             ],
             swiftSettings: strictSwift),
         .testTarget(
@@ -228,7 +240,7 @@ let package = Package(
             name: "GaenCtlTests",
             dependencies: [
                 "GaenCtlCommands", "gaenctl", "gaend", "gaen-keyserver", "gaen-bench", "KeyServer", "DBus", "Daemon", "GaendAPI", "ENCore", "ENCrypto",
-                "KeySchedule", "Storage", "ContactLog", "KeyFiles", "Detection",
+                "KeySchedule", "Storage", "ContactLog", "KeyFiles", "Detection", "DaemonLog",
                 "GaendTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],

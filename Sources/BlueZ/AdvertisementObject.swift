@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import DBus
+package import DBus
 import Synchronization
 
 /// The org.bluez.LEAdvertisement1 object bluetoothd reads when the advertisement is registered
 /// (GetManagedObjects on its path, then GetAll; it replies to RegisterAdvertisement only after).
 /// Broadcast type: non-connectable, so the kernel advertises it from a non-resolvable private
 /// address of its own.
-public final class AdvertisementObject: Sendable {
-    public static let path = "/org/gaend/advertisement0"
+package final class AdvertisementObject: Sendable {
+    package static let path = "/org/gaend/advertisement0"
 
     struct Content {
         var serviceData: [UInt8] = []
@@ -21,9 +21,9 @@ public final class AdvertisementObject: Sendable {
     private let content = Mutex(Content())
     private let releases: AsyncStream<Void>.Continuation
     /// One element each time bluetoothd calls Release (it dropped the advertisement).
-    public let released: AsyncStream<Void>
+    package let released: AsyncStream<Void>
 
-    public init() {
+    package init() {
         (released, releases) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
@@ -31,7 +31,7 @@ public final class AdvertisementObject: Sendable {
 
     /// Sets what the next registration advertises: the 20 bytes of RPI and AEM, the interval in
     /// 0.625 ms units.
-    public func update(serviceData: [UInt8], interval: ClosedRange<UInt16>) {
+    package func update(serviceData: [UInt8], interval: ClosedRange<UInt16>) {
         content.withLock {
             $0.serviceData = serviceData
             $0.minimumInterval = UInt32(interval.lowerBound) * 625 / 1000
@@ -39,7 +39,7 @@ public final class AdvertisementObject: Sendable {
         }
     }
 
-    public var serviceData: [UInt8] { content.withLock { $0.serviceData } }
+    package var serviceData: [UInt8] { content.withLock { $0.serviceData } }
 
     /// The properties bluetoothd reads.
     var properties: [String: DBusValue] {
@@ -54,7 +54,7 @@ public final class AdvertisementObject: Sendable {
     }
 
     /// The object's interface table.
-    public var interface: DBusInterface {
+    package var interface: DBusInterface {
         func property(_ name: String, _ type: DBusType) -> DBusProperty {
             DBusProperty(name, type, emitsChanged: false) { [weak self] in
                 guard let value = self?.properties[name] else { throw DBusError(.unknownObject, "the advertisement is gone") }
@@ -78,7 +78,7 @@ public final class AdvertisementObject: Sendable {
 
     /// Exports the object on `bus`. bluetoothd asks GetManagedObjects on the path first; without an
     /// object manager there, it reads the object with GetAll.
-    public func export(on bus: DBusConnection) async throws(DBusError) {
+    package func export(on bus: DBusConnection) async throws(DBusError) {
         try await bus.export(Self.path, interfaces: [interface])
     }
 }

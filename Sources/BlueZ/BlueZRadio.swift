@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import DBus
-public import ENCore
-public import Logging
-public import Radio
+package import DBus
+package import ENCore
+package import Logging
+import Radio
 
 /// `Radio` over bluetoothd: the advertisement registered with LEAdvertisingManager1 (unregistered and
 /// registered again to change it), discovery with a 0xFD6F filter started and stopped for each scan
 /// window (the kernel filters duplicates within a discovery session). Sightings arrive as signals
 /// and are read by `BlueZSignalInterpreter`, not here. bluetoothd and the kernel choose the address:
 /// `from:` is not used.
-public actor BlueZRadio: BeaconRadio {
+package actor BlueZRadio: BeaconRadio {
 
     private let bus: DBusConnection
     private let adapterPath: String
@@ -24,7 +24,7 @@ public actor BlueZRadio: BeaconRadio {
     static let attempts = 5
     static let firstRetryDelay = Duration.milliseconds(250)
 
-    public init(
+    package init(
         bus: DBusConnection, adapterPath: String, advertisement: AdvertisementObject, txPower: Int8 = 0,
         logger: Logger = Logger(label: "gaend.bluez"), clock: any Clock<Duration> = ContinuousClock(),
         drain: @escaping @Sendable () async -> Void = {}
@@ -40,22 +40,22 @@ public actor BlueZRadio: BeaconRadio {
 
     /// bluetoothd does not say what power the controller advertises with; the `tx-power` setting
     /// (or 0 dBm) goes into the metadata.
-    public var advertisingTxPower: Int8 { configuredTxPower }
+    package var advertisingTxPower: Int8 { configuredTxPower }
 
-    public var isRegistered: Bool { registered }
+    package var isRegistered: Bool { registered }
 
     /// bluetoothd called Release: the registration is gone.
-    public func markReleased() { registered = false }
+    package func markReleased() { registered = false }
 
     /// bluetoothd chooses the address and makes the frame (Flags, the UUID list, the service data)
     /// from our LEAdvertisement1 object, which holds the service data alone.
-    public func advertise(_ payload: ExposureNotificationPayload, from address: BluetoothAddress, interval: ClosedRange<UInt16>) async throws {
+    package func advertise(_ payload: ExposureNotificationPayload, from address: BluetoothAddress, interval: ClosedRange<UInt16>) async throws {
         if registered { try await unregister() }
         advertisement.update(serviceData: payload.serviceDataValue, interval: interval)
         try await register()
     }
 
-    public func stopAdvertising() async throws {
+    package func stopAdvertising() async throws {
         guard registered else { return }
         try await unregister()
     }
@@ -111,7 +111,7 @@ public actor BlueZRadio: BeaconRadio {
 
     /// Discovery with the GAEN filter. The filter is set every time: bluetoothd drops it when the
     /// adapter powers off.
-    public func startScanning() async throws {
+    package func startScanning() async throws {
         let filter = DBusValue.properties([
             "Transport": .string("le"), "UUIDs": .strings([BlueZNames.exposureNotificationUUID]), "DuplicateData": .boolean(true),
         ])
@@ -126,7 +126,7 @@ public actor BlueZRadio: BeaconRadio {
     }
 
     /// StopDiscovery, then `drain`: the sightings signalled before its reply reach the scanner first.
-    public func stopScanning() async throws {
+    package func stopScanning() async throws {
         do {
             _ = try await bus.call(destination: BlueZNames.service, path: adapterPath, interface: BlueZNames.adapter, member: "StopDiscovery")
         } catch let error as DBusError where error.name.rawValue == BlueZNames.Errors.failed || error.name.rawValue == BlueZNames.Errors.notReady {
@@ -136,10 +136,10 @@ public actor BlueZRadio: BeaconRadio {
     }
 }
 
-public enum BlueZRadioError: Error, CustomStringConvertible {
+package enum BlueZRadioError: Error, CustomStringConvertible {
     case registration(DBusError)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .registration(let error): "bluetoothd refused the advertisement: \(error)"
         }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import DBus
-public import ENCore
-public import Radio
+package import DBus
+import ENCore
+package import Radio
 
 /// What bluetoothd's signals mean for the beacon: sightings of 0xFD6F advertisers on one adapter,
 /// and that adapter's presence and power. Pure: fed the signals of org.bluez in arrival order.
@@ -11,8 +11,8 @@ public import Radio
 /// PropertiesChanged; with a discovery filter set it sends RSSI with every report (src/device.c,
 /// `device_set_rssi_with_delta`, threshold 0), ServiceData only when the bytes change. So a signal
 /// carrying RSSI is one report, and the service data comes from what the device last had.
-public struct BlueZSignalInterpreter: Sendable {
-    public enum Event: Hashable, Sendable {
+package struct BlueZSignalInterpreter: Sendable {
+    package enum Event: Hashable, Sendable {
         case sighting(Sighting)
         case adapterPresent(Bool)
         case powered(Bool)
@@ -23,20 +23,20 @@ public struct BlueZSignalInterpreter: Sendable {
         var serviceData: [UInt8]?
     }
 
-    public let adapterPath: String
+    package let adapterPath: String
     private var devices: [String: Device] = [:]
     /// Signals that were not understood (wrong shape); counted, never fatal.
-    public private(set) var malformed = 0
+    package private(set) var malformed = 0
     /// Reports whose 0xFD6F service data was not 20 bytes (RPI and AEM).
-    public private(set) var malformedServiceData = 0
+    package private(set) var malformedServiceData = 0
 
-    public init(adapterPath: String) {
+    package init(adapterPath: String) {
         self.adapterPath = adapterPath
     }
 
-    public var knownDevices: Int { devices.count }
+    package var knownDevices: Int { devices.count }
 
-    public mutating func handle(_ message: DBusMessage) -> [Event] {
+    package mutating func handle(_ message: DBusMessage) -> [Event] {
         guard message.kind == .signal, let path = message.path else { return [] }
         switch (message.interface, message.member) {
         case (BlueZNames.objectManager?, "InterfacesAdded"?):
@@ -78,7 +78,7 @@ public struct BlueZSignalInterpreter: Sendable {
     }
 
     /// The adapter's state in GetManagedObjects' answer (read when bluetoothd appears).
-    public static func adapterState(in objects: DBusValue, adapterPath: String) -> [Event] {
+    package static func adapterState(in objects: DBusValue, adapterPath: String) -> [Event] {
         guard let adapter = objects.pathKeyed?[adapterPath]?.stringKeyed?[BlueZNames.adapter]?.stringKeyed else {
             return [.adapterPresent(false)]
         }

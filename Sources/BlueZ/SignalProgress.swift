@@ -5,7 +5,7 @@ import Synchronization
 /// How far a consumer of a signal stream has got (by `DBusMessage.sequence`), and waits for it to
 /// get somewhere: the barrier that makes a scan window close only after the sightings bluetoothd
 /// sent before StopDiscovery's reply have reached the scanner.
-public final class SignalProgress: Sendable {
+package final class SignalProgress: Sendable {
     private struct State {
         var processed: UInt64 = 0
         var ended = false
@@ -15,10 +15,10 @@ public final class SignalProgress: Sendable {
 
     private let state = Mutex(State())
 
-    public init() {}
+    package init() {}
 
     /// The consumer has handled everything up to `sequence`.
-    public func processed(_ sequence: UInt64) {
+    package func processed(_ sequence: UInt64) {
         let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.processed = max(state.processed, sequence)
             let (done, waiting) = (state.waiters.filter { $0.target <= state.processed }, state.waiters.filter { $0.target > state.processed })
@@ -29,7 +29,7 @@ public final class SignalProgress: Sendable {
     }
 
     /// The stream ended: nothing more will be processed, nobody waits for it.
-    public func end() {
+    package func end() {
         let waiters = state.withLock { state in
             state.ended = true
             defer { state.waiters.removeAll() }
@@ -39,7 +39,7 @@ public final class SignalProgress: Sendable {
     }
 
     /// Returns once `target` is processed, the stream ended, or the task is cancelled.
-    public func wait(until target: UInt64) async {
+    package func wait(until target: UInt64) async {
         let id = state.withLock { state in
             defer { state.nextID += 1 }
             return state.nextID

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import Storage
+package import Storage
 
 /// Why the contact log could not be opened, written or read.
-public enum ContactLogError: Error, Sendable, CustomStringConvertible {
+package enum ContactLogError: Error, Sendable, CustomStringConvertible {
     case storage(FileSystemError)
     /// Another process (another gaend, or `gaenctl tools log append`) is writing this log.
     case locked(path: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .storage(let error): return "contact log: \(error)"
         case .locked(let path): return "contact log \(path) is being written by another process"

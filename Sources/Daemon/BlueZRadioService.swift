@@ -1,83 +1,59 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 import BlueZ
-public import ContactLog
+import ContactLog
 import DBus
-public import ENCore
-public import KeySchedule
-public import Logging
-public import Radio
-public import ServiceLifecycle
-public import GaendAPI
+import ENCore
+import KeySchedule
+import Logging
+import Radio
+import ServiceLifecycle
+import GaendAPI
 
 /// The beacon beside bluetoothd (`--radio bluez:hciN`): follows bluetoothd on the system bus
 /// (NameOwnerChanged), the adapter's presence and Powered, and runs the advertiser and scanner
 /// while all three allow. Powered false → status bluetooth-off, resumed when powered again;
 /// bluetoothd leaving and returning → everything registered again; the advertisement released →
 /// registered again; the system bus lost → reconnected with backoff.
-public struct BlueZRadioService: Service {
+package struct BlueZRadioService: Service, BeaconService {
     let adapterIndex: UInt16
-    let settings: RadioSettings
-    let keys: KeySchedule
-    let log: ContactLogWriter
-    let clock: any WallClock
-    /// Where scan windows, rotations and backoff pass (the continuous clock; a test's clock).
-    let monotonic: any Clock<Duration>
-    let status: RadioStatusBoard
-    let gate: EnablementGate
-    let logger: Logger
+    let beacon: BeaconContext
     /// The bus to use instead of the system bus (tests).
     let busAddress: String?
 
-    public init(
-        adapterIndex: UInt16, settings: RadioSettings, keys: KeySchedule, log: ContactLogWriter, clock: any WallClock, status: RadioStatusBoard,
-        gate: EnablementGate, logger: Logger, busAddress: String? = nil, monotonic: any Clock<Duration> = ContinuousClock()
-    ) {
-        self.monotonic = monotonic
-        self.gate = gate
+    package init(adapterIndex: UInt16, beacon: BeaconContext, busAddress: String? = nil) {
         self.adapterIndex = adapterIndex
-        self.settings = settings
-        self.keys = keys
-        self.log = log
-        self.clock = clock
-        self.status = status
-        self.logger = logger
+        self.beacon = beacon
         self.busAddress = busAddress
     }
 
     enum Stop { case shutdown, busLost }
 
-    public func run() async throws {
-        var backoff = Duration.seconds(1)
+    package func run() async throws {
+        var backoff = Backoff()
+        var unreachable = FailureStreak()
         while true {
             do {
                 let bus = if let busAddress { try await DBusConnection.bus(address: busAddress) } else { try await DBusConnection.system() }
-                backoff = .seconds(1)
+                backoff.reset()
+                unreachable.recovered("system bus reachable again", logger: logger)
                 let stop = try await session(on: bus)
                 bus.close()
                 if stop == .shutdown { return }
                 status.set(.bluetoothOff, reason: "the system bus went away")
-                logger.warning("system bus lost; reconnecting", metadata: ["retryIn": "\(backoff)"])
+                logger.warning("system bus lost; reconnecting", metadata: ["retryIn": "\(backoff.delay)"])
             } catch {
                 status.set(.bluetoothOff, reason: "the system bus is unreachable")
-                logger.warning("system bus unreachable; retrying", metadata: ["error": "\(error)", "retryIn": "\(backoff)"])
+                unreachable.failed(
+                    "system bus unreachable; retrying until it answers", metadata: ["error": "\(error)", "retryIn": "\(backoff.delay)"], logger: logger)
             }
-            if await ShutdownWaits.sleepOrShutdown(backoff, clock: monotonic) { return }
-            backoff = min(backoff * 2, .seconds(30))
+            if await ShutdownWaits.sleepOrShutdown(backoff.next(), clock: monotonic) { return }
         }
     }
 
-    enum Event: Sendable {
-        case owner(String?)
-        case adapter(BlueZSignalInterpreter.Event)
-        case released
-        case enabled(Bool)
-        case shutdown
-        case busLost
-    }
-
-    /// One connection's life: bluetoothd's signals and owner, the advertisement's Release, and
-    /// shutdown, all handled by one loop in arrival order.
+    /// One connection's life: bluetoothd's signals and owner, the advertisement's Release, the
+    /// owner's switch and shutdown, handled in arrival order by `AdapterMachine`, whose actions
+    /// `Driver` carries out.
     private func session(on bus: DBusConnection) async throws -> Stop {
         let adapterPath = BlueZNames.adapterPath(index: adapterIndex)
         let advertisement = AdvertisementObject()
@@ -87,12 +63,12 @@ public struct BlueZRadioService: Service {
         let progress = SignalProgress()
         let current = ServiceState()
         let radio = BlueZRadio(
-            bus: bus, adapterPath: adapterPath, advertisement: advertisement, txPower: settings.txPower ?? 0, logger: logger,
+            bus: bus, adapterPath: adapterPath, advertisement: advertisement, txPower: beacon.settings.txPower ?? 0, logger: logger,
             drain: { await progress.wait(until: bus.lastDelivered(to: signals)) })
-        let (events, sink) = AsyncStream<Event>.makeStream()
+        let (events, sink) = AsyncStream<AdapterMachine.Event>.makeStream()
         return await withTaskGroup(of: Void.self) { group -> Stop in
             group.addTask {
-                for await owner in owners { sink.yield(.owner(owner)) }
+                for await owner in owners { sink.yield(.ownerChanged(owner)) }
                 sink.yield(.busLost)
             }
             // bluetoothd's signals in order: sightings straight to the scanner (never waiting on the
@@ -101,10 +77,10 @@ public struct BlueZRadioService: Service {
                 var interpreter = BlueZSignalInterpreter(adapterPath: adapterPath)
                 for await signal in signals.messages {
                     for event in interpreter.handle(signal) {
-                        if case .sighting(let sighting) = event {
-                            await current.scanner?.handle(.sighting(sighting))
-                        } else {
-                            sink.yield(.adapter(event))
+                        switch event {
+                        case .sighting(let sighting): await current.scanner?.handle(.sighting(sighting))
+                        case .adapterPresent(let present): sink.yield(.adapterPresent(present))
+                        case .powered(let powered): sink.yield(.powered(powered))
                         }
                     }
                     progress.processed(signal.sequence)
@@ -122,27 +98,22 @@ public struct BlueZRadioService: Service {
                 try? await gracefulShutdown()
                 sink.yield(.shutdown)
             }
-            var machine = Machine(service: self, bus: bus, radio: radio, current: current)
+            var machine = AdapterMachine(adapterName: "hci\(adapterIndex)")
+            var driver = Driver(service: self, bus: bus, radio: radio, current: current)
             var stop = Stop.busLost
             loop: for await event in events {
-                switch event {
-                case .owner(let owner):
-                    await machine.ownerChanged(owner)
-                case .adapter(let change):
-                    machine.apply([change])
-                case .released:
-                    await machine.released()
-                case .enabled(let enabled):
-                    machine.enabled = enabled
-                case .shutdown:
-                    await machine.finish()
-                    stop = .shutdown
-                    break loop
-                case .busLost:
-                    await machine.stopOperation()
-                    break loop
+                var actions = machine.handle(event)
+                if event == .released, actions.contains(.stopBeacon) {
+                    logger.warning("bluetoothd released the advertisement; registering again")
                 }
-                await machine.reconcile()
+                while !actions.isEmpty {
+                    let action = actions.removeFirst()
+                    if action == .end {
+                        if event == .shutdown { stop = .shutdown }
+                        break loop
+                    }
+                    if let answer = await driver.perform(action) { actions += machine.handle(answer) }
+                }
             }
             sink.finish()
             group.cancelAll()
@@ -150,18 +121,13 @@ public struct BlueZRadioService: Service {
         }
     }
 
-    /// The session's state: who owns org.bluez, whether the adapter is there and powered, and the
-    /// running beacon operation.
-    struct Machine {
+    /// Carries out `AdapterMachine`'s actions on the bus and owns the running beacon.
+    struct Driver {
         let service: BlueZRadioService
         let bus: DBusConnection
         let radio: BlueZRadio
         let current: ServiceState
-        var owner: String?
-        var adapterPresent = false
-        var powered = false
-        var enabled = false
-        /// The beacon while it runs; cancelled and awaited by `stopOperation`, never left behind.
+        /// The beacon while it runs; cancelled and awaited by `.stopBeacon`, never left behind.
         var operation: Task<Void, Never>?
 
         init(service: BlueZRadioService, bus: DBusConnection, radio: BlueZRadio, current: ServiceState) {
@@ -171,99 +137,65 @@ public struct BlueZRadioService: Service {
             self.current = current
         }
 
-        mutating func ownerChanged(_ newOwner: String?) async {
-            guard newOwner != owner || operation == nil else { return }
-            if operation != nil { await stopOperation() }
-            owner = newOwner
-            // A new bluetoothd has none of the old one's registrations or discovery sessions.
-            await radio.markReleased()
-            adapterPresent = false
-            powered = false
-            guard newOwner != nil else { return }
-            do {
-                let objects = try await bus.call(
-                    destination: BlueZNames.service, path: "/", interface: BlueZNames.objectManager, member: "GetManagedObjects")
-                if let first = objects.first {
-                    apply(BlueZSignalInterpreter.adapterState(in: first, adapterPath: BlueZNames.adapterPath(index: service.adapterIndex)))
-                }
-            } catch {
-                service.logger.warning("reading bluetoothd's objects", metadata: ["error": "\(error)"])
-            }
-        }
-
-        mutating func apply(_ events: [BlueZSignalInterpreter.Event]) {
-            for event in events {
-                switch event {
-                case .adapterPresent(let present):
-                    adapterPresent = present
-                    if !present { powered = false }
-                case .powered(let value): powered = value
-                case .sighting: break
-                }
-            }
-        }
-
-        mutating func released() async {
-            await radio.markReleased()
-            guard operation != nil else { return }
-            service.logger.warning("bluetoothd released the advertisement; registering again")
-            await stopOperation()
-        }
-
-        /// Starts or stops the beacon to match the state, and says so in the status.
-        mutating func reconcile() async {
-            let adapter = "hci\(service.adapterIndex)"
-            let obstacle: String? =
-                if owner == nil { "bluetoothd is not on the system bus" } else if !adapterPresent { "adapter \(adapter) not found" } else if !powered {
-                    "adapter \(adapter) is powered off"
-                } else { nil }
-            if !enabled {
-                // Disabled: advertising and scanning stop; the status stays what the adapter is.
-                if operation != nil {
-                    await stopOperation()
-                    try? await current.session?.advertiser.stop()
-                    try? await radio.stopScanning()
-                }
-                if let obstacle { service.status.set(.bluetoothOff, reason: obstacle) }
-            } else if let obstacle {
-                if operation != nil { await stopOperation() }
-                service.status.set(.bluetoothOff, reason: obstacle)
-            } else if operation == nil {
-                service.status.set(.starting)
-                let service = service
-                let radio = radio
-                let current = current
+        /// Does `action`; answers with the event it produced, if any (`.readAdapter`).
+        mutating func perform(_ action: AdapterMachine.Action) async -> AdapterMachine.Event? {
+            switch action {
+            case .stopBeacon:
+                await stopOperation()
+                await current.session?.interrupt()
+            case .silence:
+                try? await current.session?.advertiser.stop()
+                try? await radio.stopScanning()
+            case .forgetRegistrations:
+                await radio.markReleased()
+            case .readAdapter:
+                return await readAdapter()
+            case .startBeacon:
+                let (service, radio, current) = (service, radio, current)
                 operation = Task { await service.operate(radio: radio, current: current) }
+            case .reportStarting:
+                service.status.set(.starting)
+            case .reportOff(let reason):
+                service.status.set(.bluetoothOff, reason: reason)
+            case .finish:
+                // The open window written with discovery stopped, the advertisement unregistered,
+                // the log synced.
+                await stopOperation()
+                await current.session?.finish()
+                service.logger.notice("radio stopped for shutdown")
+            case .end:
+                break
             }
+            return nil
         }
 
-        /// Cancels the beacon and writes its open scan window.
-        mutating func stopOperation() async {
-            guard let running = operation else { return }
-            running.cancel()
-            await running.value
-            operation = nil
-            await current.session?.interrupt()
-        }
-
-        /// Shutdown: the open window written with discovery stopped, the advertisement unregistered,
-        /// the log synced.
-        mutating func finish() async {
+        private mutating func stopOperation() async {
             operation?.cancel()
             await operation?.value
             operation = nil
-            await current.session?.finish()
-            service.logger.notice("radio stopped for shutdown")
+        }
+
+        private func readAdapter() async -> AdapterMachine.Event {
+            do {
+                let objects = try await bus.call(
+                    destination: BlueZNames.service, path: "/", interface: BlueZNames.objectManager, member: "GetManagedObjects")
+                guard let first = objects.first else { return .adapterUnreadable }
+                let state = BlueZSignalInterpreter.adapterState(in: first, adapterPath: BlueZNames.adapterPath(index: service.adapterIndex))
+                return .adapterRead(present: state.contains(.adapterPresent(true)), powered: state.contains(.powered(true)))
+            } catch {
+                service.logger.warning("reading bluetoothd's objects", metadata: ["error": "\(error)"])
+                return .adapterUnreadable
+            }
         }
     }
 
     /// The beacon on bluetoothd until cancelled; a failure (bluetoothd refusing, timing out) is
     /// logged and retried with backoff.
     func operate(radio: BlueZRadio, current: ServiceState) async {
-        var backoff = Duration.seconds(1)
+        var backoff = FaultBackoff(clock: monotonic)
         while !Task.isCancelled {
             do {
-                let session = try BeaconSession(radio: radio, keys: keys, log: log, clock: clock, monotonic: monotonic, settings: settings, logger: logger)
+                let session = try beacon.session(on: radio)
                 current.set(session)
                 let (status, logger, adapterIndex) = (status, logger, adapterIndex)
                 try await session.run {
@@ -274,10 +206,10 @@ public struct BlueZRadioService: Service {
                 return
             } catch {
                 if Task.isCancelled { return }
-                logger.error("bluetoothd radio failure; retrying", metadata: ["error": "\(error)", "retryIn": "\(backoff)"])
+                let wait = backoff.next()
+                logger.error("bluetoothd radio failure; retrying", metadata: ["error": "\(error)", "retryIn": "\(wait)"])
                 await current.session?.interrupt()
-                try? await monotonic.sleep(for: backoff)
-                backoff = min(backoff * 2, .seconds(30))
+                try? await monotonic.sleep(for: wait)
             }
         }
     }

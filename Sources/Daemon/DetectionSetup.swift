@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import Detection
+package import Detection
 import Foundation
-public import ENCore
+package import ENCore
 import KeyFiles
-public import Logging
-public import ServiceLifecycle
-public import Storage
+package import Logging
+import ServiceLifecycle
+package import Storage
 import UnixSignals
-public import GaendAPI
+package import GaendAPI
 
 /// The detection worker as the configuration describes it: nil without a key server.
-public enum DetectionSetup {
-    public static func worker(
+package enum DetectionSetup {
+    package static func worker(
         _ configuration: DaemonConfiguration, dataDirectory: DataDirectory, clock: any WallClock, observer: DetectionSignals, logger: Logger
     ) throws(DaemonConfigurationError) -> DetectionWorker? {
         let servers = configuration.servers
@@ -25,7 +25,7 @@ public enum DetectionSetup {
             do {
                 trusted.append(try VerificationKey(keyID: key.id, keyVersion: key.version, pem: String(decoding: pem, as: UTF8.self)))
             } catch {
-                throw DaemonConfigurationError(key: "export-key", problem: "\(key.path) is not a P-256 public key in PEM: \(error)")
+                throw DaemonConfigurationError(key: "export-key", problem: "\(key.path) is not a P-256 package key in PEM: \(error)")
             }
         }
         guard !trusted.isEmpty else {
@@ -58,7 +58,7 @@ extension DetectionSetup {
     /// The configuration without `exposure-configuration`: v2 with the framework's defaults, and
     /// every day from 14 before to 14 after symptom onset standard infectiousness (an empty map
     /// would score no key that carries days since onset: unmapped days are "none").
-    public static var builtInConfiguration: ExposureConfiguration {
+    package static var builtInConfiguration: ExposureConfiguration {
         var v2 = V2Configuration()
         for day in -14...14 { v2.infectiousnessForDaysSinceOnset[day] = .standard }
         return ExposureConfiguration(v2: v2)
@@ -66,23 +66,23 @@ extension DetectionSetup {
 }
 
 /// The detection timer as a service (every `detection-interval` hours, ± 15 min).
-public struct DetectionTimerService: Service {
+package struct DetectionTimerService: Service {
     let worker: DetectionWorker
 
-    public init(worker: DetectionWorker) { self.worker = worker }
+    package init(worker: DetectionWorker) { self.worker = worker }
 
-    public func run() async throws {
+    package func run() async throws {
         await cancelWhenGracefulShutdown { await worker.runOnTimer() }
     }
 }
 
 /// SIGHUP: the configuration is read again and what can change at run time applied.
-public struct ReloadService: Service {
+package struct ReloadService: Service {
     let reload: @Sendable () async -> Void
 
-    public init(reload: @escaping @Sendable () async -> Void) { self.reload = reload }
+    package init(reload: @escaping @Sendable () async -> Void) { self.reload = reload }
 
-    public func run() async throws {
+    package func run() async throws {
         let signals = await UnixSignalsSequence(trapping: .sighup)
         await cancelWhenGracefulShutdown {
             for await _ in signals { await reload() }

@@ -11,10 +11,10 @@ internal import CGaendShims
 /// the dynamic threshold and at 96 MB with a fixed one (docs/key-files.md, "Memory"). A fixed
 /// threshold of 1 MiB keeps every large buffer (archives, export.bin, D-Bus bodies) returned to the
 /// system when freed; small allocations are unaffected.
-public enum MemoryPolicy {
-    public static let mmapThreshold: Int32 = 1 << 20
+package enum MemoryPolicy {
+    package static let mmapThreshold: Int32 = 1 << 20
 
-    public static func apply() {
+    package static func apply() {
         _ = cgaend_set_mmap_threshold(mmapThreshold)
     }
 }

@@ -1,62 +1,56 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ContactLog
-public import ENCore
-import HCI
-public import KeySchedule
-public import Logging
-public import Radio
-public import ServiceLifecycle
+import ContactLog
+import ENCore
+package import HCI
+import KeySchedule
+import Logging
+import Radio
+import ServiceLifecycle
 import Storage
 import Synchronization
-public import GaendAPI
+package import GaendAPI
 
 /// The beacon as a service: connects to the controller, initializes it, advertises and rotates,
 /// scans in windows into the contact log, and reconnects with backoff when the controller goes
 /// away. On graceful shutdown it ends the open scan window (flushing it to the log), stops
 /// advertising and syncs the log.
-public struct RadioService: Service {
+package struct RadioService: Service, BeaconService {
     let spec: RadioSpec
-    let settings: RadioSettings
-    let keys: KeySchedule
-    let log: ContactLogWriter
-    let clock: any WallClock
-    /// Where scan windows, rotations and backoff pass (the continuous clock; a test's clock).
-    let monotonic: any Clock<Duration>
-    let gate: EnablementGate
-    let status: RadioStatusBoard
-    let logger: Logger
+    let beacon: BeaconContext
+    /// Opens the controller's transport (the spec's; a test's socketpair).
+    let connect: @Sendable () throws(HCITransportError) -> FileDescriptorTransport
 
-    public init(
-        spec: RadioSpec, settings: RadioSettings, keys: KeySchedule, log: ContactLogWriter, clock: any WallClock, gate: EnablementGate,
-        status: RadioStatusBoard, logger: Logger, monotonic: any Clock<Duration> = ContinuousClock()
-    ) {
-        self.monotonic = monotonic
-        self.gate = gate
-        self.status = status
+    package init(spec: RadioSpec, beacon: BeaconContext) {
+        self.init(spec: spec, beacon: beacon, connect: { () throws(HCITransportError) in try Self.open(spec) })
+    }
+
+    /// The service on transports `connect` opens, one per connection (tests).
+    package init(spec: RadioSpec, beacon: BeaconContext, connect: @escaping @Sendable () throws(HCITransportError) -> FileDescriptorTransport) {
         self.spec = spec
-        self.settings = settings
-        self.keys = keys
-        self.log = log
-        self.clock = clock
-        self.logger = logger
+        self.beacon = beacon
+        self.connect = connect
     }
 
     enum Stop { case shutdown, lost, disabled }
 
-    public func run() async throws {
-        var backoff = Duration.seconds(1)
+    package func run() async throws {
+        var backoff = Backoff()
+        var unreachable = FailureStreak()
         while true {
             // Disabled (SetEnabled(false)): the controller is left alone until enabled again.
             if await ShutdownWaits.waitForEnabledOrShutdown(gate) { return }
             let transport: FileDescriptorTransport
             do {
-                transport = try Self.open(spec)
+                transport = try connect()
+                unreachable.recovered("controller reachable again", logger: logger)
             } catch {
                 status.set(.bluetoothOff, reason: "the controller is unreachable")
-                logger.warning("controller unreachable; retrying", metadata: ["radio": "\(spec)", "error": "\(error)", "retryIn": "\(backoff)"])
-                if await ShutdownWaits.sleepOrShutdown(backoff, clock: monotonic) { return }
-                backoff = min(backoff * 2, .seconds(30))
+                let wait = backoff.next()
+                unreachable.failed(
+                    "controller unreachable; retrying until it answers", metadata: ["radio": "\(spec)", "error": "\(error)", "retryIn": "\(wait)"],
+                    logger: logger)
+                if await ShutdownWaits.sleepOrShutdown(wait, clock: monotonic) { return }
                 continue
             }
             let controller = HCIController(transport: transport, logger: logger)
@@ -99,9 +93,9 @@ public struct RadioService: Service {
             }
             if stop == .shutdown { return }
             if stop == .disabled { continue }
-            backoff = .seconds(1)
+            backoff.reset()
             logger.warning("controller lost; reconnecting", metadata: ["radio": "\(spec)"])
-            if await ShutdownWaits.sleepOrShutdown(backoff, clock: monotonic) { return }
+            if await ShutdownWaits.sleepOrShutdown(backoff.next(), clock: monotonic) { return }
         }
     }
 
@@ -110,8 +104,7 @@ public struct RadioService: Service {
     /// controller on the same transport (Core Vol 4 Part E 7.7.16: the host resets it), after
     /// writing the open scan window; repeated faults back off up to 30 s.
     private func operate(_ controller: HCIController, state: ServiceState) async -> Stop {
-        var backoff = Duration.seconds(1)
-        var sinceLastFault: Stopwatch?
+        var backoff = FaultBackoff(clock: monotonic)
         while true {
             let operation = Task { try await self.operateOnce(controller, state: state) }
             state.setOperation(operation)
@@ -134,14 +127,9 @@ public struct RadioService: Service {
             }
             await state.session?.interrupt()
             guard let reason else { return .lost }
-            if let sinceLastFault, sinceLastFault.elapsed < .seconds(60) {
-                backoff = min(backoff * 2, .seconds(30))
-            } else {
-                backoff = .seconds(1)
-            }
-            sinceLastFault = Stopwatch(monotonic)
-            logger.error("controller fault; re-initializing", metadata: ["radio": "\(spec)", "reason": "\(reason)", "retryIn": "\(backoff)"])
-            if await ShutdownWaits.sleepOrShutdown(backoff, clock: monotonic) { return .shutdown }
+            let wait = backoff.next()
+            logger.error("controller fault; re-initializing", metadata: ["radio": "\(spec)", "reason": "\(reason)", "retryIn": "\(wait)"])
+            if await ShutdownWaits.sleepOrShutdown(wait, clock: monotonic) { return .shutdown }
             // Faults up to now are handled by this re-initialization.
             state.markHandled(hardwareErrors: await controller.hardwareErrors)
         }
@@ -156,12 +144,12 @@ public struct RadioService: Service {
                 "radio": "\(spec)", "hci.version": "\(info.hciVersion)", "hci.manufacturer": "\(info.manufacturer)",
                 "txPower": "\(info.advertisingTxPower)", "extendedAdvertising": "\(info.supportsExtendedAdvertising)",
             ])
-        let radio = HCIRadio(controller: controller, info: info)
+        let radio = HCIRadio(controller: controller, info: info, clock: monotonic)
         status.set(.active)
-        let session = try BeaconSession(radio: radio, keys: keys, log: log, clock: clock, monotonic: monotonic, settings: settings, logger: logger)
+        let session = try beacon.session(on: radio)
         // The previous session's window (if any) was written before re-initializing.
         state.set(session)
-        let (keys, logger) = (keys, logger)
+        let (keys, logger) = (beacon.keys, logger)
         try await session.run {
             let key = try? await keys.currentKey()
             logger.notice("advertising", metadata: ["key.rollingStart": "\(key.map { "\($0.rollingStartIntervalNumber)" } ?? "?")"])
@@ -181,7 +169,7 @@ public struct RadioService: Service {
         case .serial(let path, let baud): return try .serial(path: path, baud: baud)
         case .kernel(let index): return try .kernelUserChannel(index: index)
         case .bluez, .none:
-            throw HCITransportError(operation: "opening \(spec)", errno: 0, detail: "not an HCI transport")
+            throw HCITransportError(operation: "opening \(spec)", detail: "not an HCI transport")
         }
     }
 }

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 import ContactLog
-public import ENCore
-public import KeyFiles
+package import ENCore
+package import KeyFiles
 
 extension DetectionPipeline {
     /// Every stored result of the last 14 days scored under `configuration`: what a run returns and
     /// what GetExposureWindows and GetDailySummaries answer, without matching again.
-    public static func score(
+    package static func score(
         _ results: ExposureResults, statistics: MatchStatistics = MatchStatistics(),
         files: [(name: String, verdict: Verdict, keys: Int)] = [], configuration: ExposureConfiguration, now: UnixTime
     ) -> DetectionResult {

@@ -1,45 +1,45 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ContactLog
-public import ENCore
-public import KeyFiles
+package import ContactLog
+package import ENCore
+package import KeyFiles
 import Synchronization
 
 /// What a detection produced: everything stored, scored (windows, summaries, v1), with this run's
 /// files and counts. Windows carry no key or identifier.
-public struct DetectionResult: Sendable {
+package struct DetectionResult: Sendable {
     /// Shuffled, as the framework returns them; from every stored result of the last 14 days.
-    public var windows: [ExposureWindow]
-    public var dailySummaries: [DailySummary]
-    public var v1Summary: V1Summary?
-    public var v1Exposures: [V1ExposureInfo]
-    public var perDay: [PerDayResult]
+    package var windows: [ExposureWindow]
+    package var dailySummaries: [DailySummary]
+    package var v1Summary: V1Summary?
+    package var v1Exposures: [V1ExposureInfo]
+    package var perDay: [PerDayResult]
     /// The answer to "was I exposed in the last 14 days?": the UTC days with an exposure that
     /// scores under the configuration, oldest first.
-    public var exposureDays: [UTCDay]
+    package var exposureDays: [UTCDay]
     /// When the latest exposure that scores began (its window's first sighting); `nil` when none.
-    public var lastExposure: UnixTime?
-    public var statistics: MatchStatistics
+    package var lastExposure: UnixTime?
+    package var statistics: MatchStatistics
     /// Each file of this run with its verdict and valid keys; only verified files of complete batches
     /// were matched. The keys of a file that did not verify are not read: 0.
-    public var files: [(name: String, verdict: Verdict, keys: Int)]
+    package var files: [(name: String, verdict: Verdict, keys: Int)]
 }
 
 /// A run's outcome: the result, the results to store, and the files not to mark processed.
-public struct DetectionRun: Sendable {
-    public var result: DetectionResult
-    public var results: ExposureResults
+package struct DetectionRun: Sendable {
+    package var result: DetectionResult
+    package var results: ExposureResults
     /// Verified files whose batch is incomplete: not matched, to be tried again when the rest comes.
-    public var deferredFiles: [String]
+    package var deferredFiles: [String]
 }
 
 /// Why a run could not complete.
-public enum DetectionError: Error, Sendable, CustomStringConvertible {
+package enum DetectionError: Error, Sendable, CustomStringConvertible {
     case contactLog(ContactLogError)
     case keyFile(name: String, KeyFileError)
     case cancelled
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .contactLog(let error): return "\(error)"
         case .keyFile(let name, let error): return "\(name): \(error)"
@@ -59,19 +59,19 @@ public enum DetectionError: Error, Sendable, CustomStringConvertible {
 /// (`keysPerRound`), so a file's keys are never all in memory; a file's keys are read only after its
 /// signature verified over export.bin's raw bytes. A file that does not verify, or whose batch is
 /// incomplete, is not matched and is reported with its verdict (and 0 keys when they were not read).
-public struct DetectionPipeline: Sendable {
-    public var reader: ContactLogReader
-    public var policy: SignaturePolicy
-    public var parallelism: Int
+package struct DetectionPipeline: Sendable {
+    package var reader: ContactLogReader
+    package var policy: SignaturePolicy
+    package var parallelism: Int
 
-    public init(reader: ContactLogReader, policy: SignaturePolicy, parallelism: Int) {
+    package init(reader: ContactLogReader, policy: SignaturePolicy, parallelism: Int) {
         self.reader = reader
         self.policy = policy
         self.parallelism = parallelism
     }
 
     /// A run over files held in memory (the tools, the tests).
-    public func run(
+    package func run(
         files: [(name: String, bytes: [UInt8])], configuration: ExposureConfiguration, now: UnixTime,
         results stored: ExposureResults = ExposureResults(), progress: (@Sendable (_ keysDone: Int, _ keysTotal: Int) -> Void)? = nil
     ) async throws(DetectionError) -> DetectionRun {
@@ -83,7 +83,7 @@ public struct DetectionPipeline: Sendable {
     /// A run over files read when they are needed, one at a time (the daemon's, from its spool on
     /// disk): a run of many files holds one archive and its export.bin at a time, whatever their
     /// number.
-    public func run(
+    package func run(
         sources files: [KeyFileSource], configuration: ExposureConfiguration, now: UnixTime,
         results stored: ExposureResults = ExposureResults(), progress: (@Sendable (_ keysDone: Int, _ keysTotal: Int) -> Void)? = nil
     ) async throws(DetectionError) -> DetectionRun {

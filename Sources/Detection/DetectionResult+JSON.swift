@@ -2,12 +2,12 @@
 
 import ENCore
 import KeyFiles
-public import Storage
+package import Storage
 
 extension DetectionResult {
     /// The result as JSON, for `gaenctl tools match --json` and the D-Bus API.
     /// Windows and summaries only: no key, no identifier.
-    public var json: JSONValue {
+    package var json: JSONValue {
         var members: [(String, JSONValue)] = [
             (
                 "files",
@@ -81,7 +81,7 @@ extension DetectionResult {
     }
 
     /// A window as JSON; `ExposureWindow(json:)` reads it back.
-    public static func json(_ window: ExposureWindow) -> JSONValue {
+    package static func json(_ window: ExposureWindow) -> JSONValue {
         .object([
             ("day", .string(window.day.description)), ("report_type", .string(window.reportType.description)),
             ("infectiousness", .string(window.infectiousness.description)),

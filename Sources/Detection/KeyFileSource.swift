@@ -4,11 +4,11 @@ import KeyFiles
 
 /// A key file by name, and how to get its bytes when the pipeline needs them (twice: once for the
 /// verdicts, once for matching).
-public struct KeyFileSource: Sendable {
-    public var name: String
+package struct KeyFileSource: Sendable {
+    package var name: String
     private let read: @Sendable () throws -> [UInt8]
 
-    public init(name: String, read: @escaping @Sendable () throws -> [UInt8]) {
+    package init(name: String, read: @escaping @Sendable () throws -> [UInt8]) {
         self.name = name
         self.read = read
     }

@@ -3,18 +3,18 @@
 internal import COpenSSL
 
 /// A libcrypto call that failed, with what libcrypto's error queue said about it.
-public struct CryptoError: Error, Sendable, CustomStringConvertible {
+package struct CryptoError: Error, Sendable, CustomStringConvertible {
     /// The operation that failed, in the words of this module ("creating the AES-128-ECB context").
-    public var operation: String
+    package var operation: String
     /// libcrypto's own reason, or an explanation when the queue was empty.
-    public var reason: String
+    package var reason: String
 
-    public init(operation: String, reason: String) {
+    package init(operation: String, reason: String) {
         self.operation = operation
         self.reason = reason
     }
 
-    public var description: String { "\(operation) failed: \(reason)" }
+    package var description: String { "\(operation) failed: \(reason)" }
 
     /// Drains libcrypto's thread-local error queue into an error for `operation`.
     static func fromQueue(_ operation: String) -> CryptoError {

@@ -3,9 +3,9 @@
 internal import COpenSSL
 
 /// SHA-256, HMAC-SHA256 and HMAC-SHA512, one-shot.
-public enum Digest {
+package enum Digest {
     /// SHA-256 of `bytes`.
-    public static func sha256(_ bytes: UnsafeRawBufferPointer) -> [UInt8] {
+    package static func sha256(_ bytes: UnsafeRawBufferPointer) -> [UInt8] {
         var digest = [UInt8](repeating: 0, count: 32)
         var length: UInt32 = 0
         let ok = EVP_Digest(bytes.baseAddress, bytes.count, &digest, &length, EVP_sha256(), nil)
@@ -14,17 +14,17 @@ public enum Digest {
         return digest
     }
 
-    public static func sha256(_ bytes: [UInt8]) -> [UInt8] {
+    package static func sha256(_ bytes: [UInt8]) -> [UInt8] {
         bytes.withUnsafeBytes { sha256($0) }
     }
 
     /// HMAC-SHA256 of `message` under `key`.
-    public static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
+    package static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
         hmac(EVP_sha256(), length: 32, key: key, message: message)
     }
 
     /// HMAC-SHA512 of `message` under `key` (the verification server's code HMACs).
-    public static func hmacSHA512(key: [UInt8], message: [UInt8]) -> [UInt8] {
+    package static func hmacSHA512(key: [UInt8], message: [UInt8]) -> [UInt8] {
         hmac(EVP_sha512(), length: 64, key: key, message: message)
     }
 

@@ -8,13 +8,13 @@ internal import COpenSSL
 /// Only P-256 (prime256v1) is accepted: GAEN pins the curve, and a key on any other curve (such as
 /// the secp256k1 test key one health authority published) is refused when loaded, not at first use.
 /// Immutable once made; the `EVP_PKEY` is owned here and freed with the value.
-public final class ECDSAPublicKey: @unchecked Sendable {
+package final class ECDSAPublicKey: @unchecked Sendable {
     // @unchecked: the EVP_PKEY is only read after init; libcrypto allows concurrent verifies with
     // one key as long as each has its own EVP_MD_CTX, which `verify` makes.
     private let key: OpaquePointer
 
     /// Reads a PEM `PUBLIC KEY` (SubjectPublicKeyInfo).
-    public init(pem: String) throws(CryptoError) {
+    package init(pem: String) throws(CryptoError) {
         // Checked before it is stored: once stored, deinit owns (and frees) it.
         let candidate = try Self.read(pem: pem, what: "public key") { PEM_read_bio_PUBKEY($0, nil, nil, nil) }
         try Self.requireP256(candidate, what: "public key")
@@ -30,7 +30,7 @@ public final class ECDSAPublicKey: @unchecked Sendable {
     /// - Returns: `false` for a valid-looking signature that does not verify and for one that is not
     ///   DER at all; callers that need to tell the two apart check the encoding first
     ///   (`ECDSASignatureEncoding`).
-    public func verify(signature: [UInt8], message: UnsafeRawBufferPointer, digest: ECDSADigest = .sha256) -> Bool {
+    package func verify(signature: [UInt8], message: UnsafeRawBufferPointer, digest: ECDSADigest = .sha256) -> Bool {
         guard let context = EVP_MD_CTX_new() else { return false }
         defer { EVP_MD_CTX_free(context) }
         guard EVP_DigestVerifyInit(context, nil, digest.md, nil, key) == 1 else {
@@ -48,7 +48,7 @@ public final class ECDSAPublicKey: @unchecked Sendable {
     }
 
     /// The key as PEM.
-    public var pem: String { Self.writePEM(key) { PEM_write_bio_PUBKEY($0, $1) } }
+    package var pem: String { Self.writePEM(key) { PEM_write_bio_PUBKEY($0, $1) } }
 
     static func read(pem: String, what: String, _ reader: (OpaquePointer) -> OpaquePointer?) throws(CryptoError) -> OpaquePointer {
         // A memory BIO reads the caller's buffer in place (BIO_new_mem_buf copies nothing), so the
@@ -101,19 +101,19 @@ public final class ECDSAPublicKey: @unchecked Sendable {
 }
 
 /// An ECDSA P-256 private key: what signs key files (the key server and test data).
-public final class ECDSAPrivateKey: @unchecked Sendable {
+package final class ECDSAPrivateKey: @unchecked Sendable {
     // @unchecked: as for ECDSAPublicKey; `sign` makes its own context.
     private let key: OpaquePointer
 
     /// Reads a PEM private key (`PRIVATE KEY` or `EC PRIVATE KEY`).
-    public init(pem: String) throws(CryptoError) {
+    package init(pem: String) throws(CryptoError) {
         let candidate = try ECDSAPublicKey.read(pem: pem, what: "private key") { PEM_read_bio_PrivateKey($0, nil, nil, nil) }
         try ECDSAPublicKey.requireP256(candidate, what: "private key")
         key = candidate
     }
 
     /// A new random P-256 key.
-    public init() throws(CryptoError) {
+    package init() throws(CryptoError) {
         guard let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else {
             throw CryptoError.fromQueue("creating the key generation context")
         }
@@ -132,7 +132,7 @@ public final class ECDSAPrivateKey: @unchecked Sendable {
     }
 
     /// A DER ECDSA-Sig-Value over the `digest` of `message`.
-    public func sign(_ message: UnsafeRawBufferPointer, digest: ECDSADigest = .sha256) throws(CryptoError) -> [UInt8] {
+    package func sign(_ message: UnsafeRawBufferPointer, digest: ECDSADigest = .sha256) throws(CryptoError) -> [UInt8] {
         guard let context = EVP_MD_CTX_new() else { throw CryptoError.fromQueue("creating the signing context") }
         defer { EVP_MD_CTX_free(context) }
         guard EVP_DigestSignInit(context, nil, digest.md, nil, key) == 1 else {
@@ -151,17 +151,17 @@ public final class ECDSAPrivateKey: @unchecked Sendable {
     }
 
     /// The private key as PKCS#8 PEM.
-    public var pem: String {
+    package var pem: String {
         ECDSAPublicKey.writePEM(key) { PEM_write_bio_PrivateKey($0, $1, nil, nil, 0, nil, nil) }
     }
 
     /// The matching public key as PEM.
-    public var publicKeyPEM: String { ECDSAPublicKey.writePEM(key) { PEM_write_bio_PUBKEY($0, $1) } }
+    package var publicKeyPEM: String { ECDSAPublicKey.writePEM(key) { PEM_write_bio_PUBKEY($0, $1) } }
 }
 
 /// The hash an ECDSA signature is made over. Key files name it by OID: Google's verifier accepts
 /// ECDSA with SHA-256 and with SHA-512 (`OID_TO_NAME_MAP` in its SignatureVerifier.java).
-public enum ECDSADigest: Equatable, Sendable {
+package enum ECDSADigest: Equatable, Sendable {
     case sha256
     case sha512
 
@@ -175,7 +175,7 @@ public enum ECDSADigest: Equatable, Sendable {
 }
 
 /// How an ECDSA signature is encoded, judged by its bytes alone.
-public enum ECDSASignatureEncoding: Equatable, Sendable {
+package enum ECDSASignatureEncoding: Equatable, Sendable {
     /// ASN.1 DER `SEQUENCE { INTEGER r, INTEGER s }`, as GAEN requires (X9.62).
     case der
     /// 64 bytes of r ‖ s (IEEE P1363), as some signers emit: not accepted for GAEN.
@@ -183,7 +183,7 @@ public enum ECDSASignatureEncoding: Equatable, Sendable {
     /// Neither.
     case unknown
 
-    public init(_ signature: [UInt8]) {
+    package init(_ signature: [UInt8]) {
         if Self.isDERSequenceOfTwoIntegers(signature) {
             self = .der
         } else if signature.count == 64 {
@@ -195,7 +195,7 @@ public enum ECDSASignatureEncoding: Equatable, Sendable {
 
     /// The DER `SEQUENCE { INTEGER r, INTEGER s }` of a 64-byte r ‖ s, with minimal INTEGERs; nil
     /// for any other length. For the signers that emit raw signatures (JWTs, some key servers).
-    public static func der(fromRaw raw: [UInt8]) -> [UInt8]? {
+    package static func der(fromRaw raw: [UInt8]) -> [UInt8]? {
         guard raw.count == 64 else { return nil }
         func integer(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
             var value = Array(bytes.drop { $0 == 0 })

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ENCore
+package import ENCore
 
 /// The GAEN cryptography of one device or one matching task: RPIK and AEMK from a TEK, the RPIs of a
 /// key's intervals, and the AEM of a metadata value (Cryptography Specification v1.2).
 ///
 /// It owns two libcrypto contexts and a scratch block buffer, so it is not `Sendable`: each task
 /// that derives makes its own. Nothing in the RPI path allocates per key or per block.
-public final class ExposureKeyCrypto {
+package final class ExposureKeyCrypto {
     private let hkdf = ZeroSaltHKDF()
     private let ecb: AESContext
     private let ctr: AESContext
@@ -19,9 +19,9 @@ public final class ExposureKeyCrypto {
     private static let paddedDataSlots = 16
 
     /// The most RPIs one call derives: a day's worth.
-    public static let maximumBatch = Int(ENIntervalNumber.perDay)
+    package static let maximumBatch = Int(ENIntervalNumber.perDay)
 
-    public init() throws(CryptoError) {
+    package init() throws(CryptoError) {
         // The batch call writes RPIs straight into the caller's buffer as 16-byte blocks.
         precondition(MemoryLayout<RollingProximityIdentifier>.stride == 16, "RPIs must be 16 contiguous bytes")
         ecb = try AESContext(.ecb)
@@ -38,17 +38,17 @@ public final class ExposureKeyCrypto {
     }
 
     /// The Rolling Proximity Identifier Key: HKDF-SHA256(TEK, NULL, "EN-RPIK", 16).
-    public func rpik(for tek: Bytes16) -> RollingProximityIdentifierKey {
+    package func rpik(for tek: Bytes16) -> RollingProximityIdentifierKey {
         RollingProximityIdentifierKey(hkdf.expand16(hkdf.extract(tek), info: .rpik))
     }
 
     /// The Associated Encrypted Metadata Key: HKDF-SHA256(TEK, NULL, "EN-AEMK", 16).
-    public func aemk(for tek: Bytes16) -> AssociatedEncryptedMetadataKey {
+    package func aemk(for tek: Bytes16) -> AssociatedEncryptedMetadataKey {
         AssociatedEncryptedMetadataKey(hkdf.expand16(hkdf.extract(tek), info: .aemk))
     }
 
     /// Both keys, sharing one HKDF-Extract.
-    public func keys(for tek: Bytes16) -> (rpik: RollingProximityIdentifierKey, aemk: AssociatedEncryptedMetadataKey) {
+    package func keys(for tek: Bytes16) -> (rpik: RollingProximityIdentifierKey, aemk: AssociatedEncryptedMetadataKey) {
         let prk = hkdf.extract(tek)
         return (
             RollingProximityIdentifierKey(hkdf.expand16(prk, info: .rpik)),
@@ -58,7 +58,7 @@ public final class ExposureKeyCrypto {
 
     /// Writes the RPIs of `count` consecutive intervals from `start` to `output`, encrypting all the
     /// padded-data blocks with one AES-128-ECB call. `count` is 1...144.
-    public func rpis(
+    package func rpis(
         rpik: RollingProximityIdentifierKey, startingAt start: ENIntervalNumber, count: Int,
         into output: UnsafeMutablePointer<RollingProximityIdentifier>
     ) {
@@ -71,7 +71,7 @@ public final class ExposureKeyCrypto {
     }
 
     /// The RPIs of `count` consecutive intervals from `start` for a TEK.
-    public func rpis(tek: Bytes16, startingAt start: ENIntervalNumber, count: Int) -> [RollingProximityIdentifier] {
+    package func rpis(tek: Bytes16, startingAt start: ENIntervalNumber, count: Int) -> [RollingProximityIdentifier] {
         let rpik = rpik(for: tek)
         return [RollingProximityIdentifier](unsafeUninitializedCapacity: count) { buffer, initialized in
             rpis(rpik: rpik, startingAt: start, count: count, into: buffer.baseAddress!)
@@ -80,7 +80,7 @@ public final class ExposureKeyCrypto {
     }
 
     /// The RPI of one interval.
-    public func rpi(rpik: RollingProximityIdentifierKey, interval: ENIntervalNumber) -> RollingProximityIdentifier {
+    package func rpi(rpik: RollingProximityIdentifierKey, interval: ENIntervalNumber) -> RollingProximityIdentifier {
         var rpi = RollingProximityIdentifier(.zero)
         rpis(rpik: rpik, startingAt: interval, count: 1, into: &rpi)
         return rpi
@@ -88,14 +88,14 @@ public final class ExposureKeyCrypto {
 
     /// Encrypts metadata into the AEM that travels with `rpi`: AES-128-CTR under the AEMK with the
     /// RPI as the initial counter block. Decryption is the same operation: see `metadata(from:)`.
-    public func aem(
+    package func aem(
         for metadata: BluetoothMetadata, aemk: AssociatedEncryptedMetadataKey, rpi: RollingProximityIdentifier
     ) -> AssociatedEncryptedMetadata {
         AssociatedEncryptedMetadata(applyKeystream(to: metadata.bytes, aemk: aemk, rpi: rpi))
     }
 
     /// Decrypts an AEM heard with `rpi`.
-    public func metadata(
+    package func metadata(
         from aem: AssociatedEncryptedMetadata, aemk: AssociatedEncryptedMetadataKey, rpi: RollingProximityIdentifier
     ) -> BluetoothMetadata {
         BluetoothMetadata(bytes: applyKeystream(to: aem.bytes, aemk: aemk, rpi: rpi))

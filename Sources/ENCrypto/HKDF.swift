@@ -6,10 +6,10 @@ internal import COpenSSL
 ///
 /// This is the general, obviously-right path; `ExposureKeyCrypto` derives RPIKs and AEMKs with a
 /// faster construction of the same function, and the tests hold the two against each other.
-public enum HKDF {
+package enum HKDF {
     /// Derives `length` bytes from `inputKeyMaterial`. An empty `salt` means RFC 5869's default, a
     /// string of 32 zero bytes, which is what GAEN's "NULL salt" is.
-    public static func sha256(
+    package static func sha256(
         inputKeyMaterial: [UInt8], salt: [UInt8] = [], info: [UInt8], length: Int
     ) throws(CryptoError) -> [UInt8] {
         // The EVP_PKEY interface takes the key and info by value, so there are no OSSL_PARAM name

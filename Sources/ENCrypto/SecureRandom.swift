@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 internal import COpenSSL
-public import ENCore
+package import ENCore
 
 /// Where new key material comes from. Production uses libcrypto's CSPRNG; tests inject a
 /// deterministic source so that a key schedule's output can be predicted.
-public protocol RandomBytesSource: Sendable {
+package protocol RandomBytesSource: Sendable {
     /// Fills `buffer` with unpredictable bytes, or throws if none can be had.
     func fill(_ buffer: UnsafeMutableRawBufferPointer) throws(CryptoError)
 }
 
 extension RandomBytesSource {
     /// Sixteen fresh bytes: a new Temporary Exposure Key.
-    public func bytes16() throws(CryptoError) -> Bytes16 {
+    package func bytes16() throws(CryptoError) -> Bytes16 {
         var block = Bytes16.zero
         try withUnsafeMutableBytes(of: &block.words) { (raw) throws(CryptoError) in try fill(raw) }
         return block
@@ -20,10 +20,10 @@ extension RandomBytesSource {
 }
 
 /// libcrypto's CSPRNG (`RAND_bytes`), seeded by the kernel.
-public struct SystemRandom: RandomBytesSource {
-    public init() {}
+package struct SystemRandom: RandomBytesSource {
+    package init() {}
 
-    public func fill(_ buffer: UnsafeMutableRawBufferPointer) throws(CryptoError) {
+    package func fill(_ buffer: UnsafeMutableRawBufferPointer) throws(CryptoError) {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return }
         guard RAND_bytes(base.assumingMemoryBound(to: UInt8.self), Int32(buffer.count)) == 1 else {
             throw CryptoError.fromQueue("drawing \(buffer.count) random bytes")
@@ -35,13 +35,13 @@ public struct SystemRandom: RandomBytesSource {
 /// draws (`Int.random(in:using:)`) take their bits from an injected source: tests give a
 /// predictable one, production libcrypto's. A source that fails (it never should) is replaced by
 /// the system's generator for that draw, which is also a CSPRNG: a draw cannot throw.
-public struct RandomSourceGenerator: RandomNumberGenerator {
+package struct RandomSourceGenerator: RandomNumberGenerator {
     let source: any RandomBytesSource
     private var fallback = SystemRandomNumberGenerator()
 
-    public init(_ source: any RandomBytesSource) { self.source = source }
+    package init(_ source: any RandomBytesSource) { self.source = source }
 
-    public mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         var value: UInt64 = 0
         do {
             try withUnsafeMutableBytes(of: &value) { (raw) throws(CryptoError) in try source.fill(raw) }

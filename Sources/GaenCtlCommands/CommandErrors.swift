@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 /// gaenctl's exit codes (docs/ARCHITECTURE.md, "CLI"): scripts rely on them.
-public enum GaenCtlExitCode: Int32, Sendable {
+package enum GaenCtlExitCode: Int32, Sendable {
     case success = 0
     case operationFailed = 1
     case usage = 2
@@ -10,27 +10,27 @@ public enum GaenCtlExitCode: Int32, Sendable {
 }
 
 /// A bad argument: the message names the argument and what is wrong with it. Exit code 2.
-public struct UsageError: Error, CustomStringConvertible {
-    public var argument: String
-    public var problem: String
+package struct UsageError: Error, CustomStringConvertible {
+    package var argument: String
+    package var problem: String
 
-    public init(_ argument: String, _ problem: String) {
+    package init(_ argument: String, _ problem: String) {
         self.argument = argument
         self.problem = problem
     }
 
-    public var description: String { "\(argument): \(problem)" }
+    package var description: String { "\(argument): \(problem)" }
 }
 
 /// An operation that was attempted and failed. Exit code 1, or 4 when permissions refused it.
-public struct OperationError: Error, CustomStringConvertible {
-    public var message: String
-    public var exitCode: GaenCtlExitCode
+package struct OperationError: Error, CustomStringConvertible {
+    package var message: String
+    package var exitCode: GaenCtlExitCode
 
-    public init(_ message: String, exitCode: GaenCtlExitCode = .operationFailed) {
+    package init(_ message: String, exitCode: GaenCtlExitCode = .operationFailed) {
         self.message = message
         self.exitCode = exitCode
     }
 
-    public var description: String { message }
+    package var description: String { message }
 }

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ArgumentParser
+package import ArgumentParser
 import ENCore
 import Foundation
 import Glibc
 
 /// `gaenctl`: drives gaend over D-Bus, and works offline with `tools`.
-public struct GaenCtl: AsyncParsableCommand {
-    public static let configuration = CommandConfiguration(
+package struct GaenCtl: AsyncParsableCommand {
+    package static let configuration = CommandConfiguration(
         commandName: "gaenctl",
         abstract: "Control and inspect gaend, the Exposure Notification daemon.",
         discussion: """
@@ -16,19 +16,19 @@ public struct GaenCtl: AsyncParsableCommand {
             """,
         version: GaendVersion.string,
         subcommands: [
-            StatusCommand.self, EnableCommand.self, DisableCommand.self, KeysCommand.self, PreauthorizeCommand.self, DetectCommand.self,
+            StatusCommand.self, GetCommand.self, EnableCommand.self, DisableCommand.self, KeysCommand.self, PreauthorizeCommand.self, DetectCommand.self,
             ExposuresCommand.self, TestResultCommand.self, ShareCommand.self, ResetCommand.self, WatchCommand.self, LogCommand.self,
             ConfigCommand.self, Tools.self,
         ])
 
-    public init() {}
+    package init() {}
 
     /// Parses `arguments` (without the program name), runs the command, and returns the exit code.
     /// Errors are written to standard error; usage errors exit 2, as every gaenctl failure has its
     /// own code rather than argument-parser's EX_USAGE (64).
-    public static func run(arguments: [String]) async -> Int32 {
+    package static func run(arguments: [String]) async -> Int32 {
         do {
-            var command = try parseAsRoot(arguments)
+            var command = try parseAsRoot(globalOptionsMoved(arguments))
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
@@ -53,8 +53,34 @@ public struct GaenCtl: AsyncParsableCommand {
         }
     }
 
+    /// The options every daemon command takes (`--bus X`, `--json`) may come before the command,
+    /// as with systemctl and busctl (`gaenctl --bus session --json status`): argument-parser reads
+    /// options only after the command that declares them, so those given first are moved after
+    /// the command's words (before a `--`, if any). Everything else stays where it is.
+    static func globalOptionsMoved(_ arguments: [String]) -> [String] {
+        var leading: [String] = []
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            if argument == "--json" || argument.hasPrefix("--bus=") {
+                leading.append(argument)
+                index += 1
+            } else if argument == "--bus", index + 1 < arguments.count {
+                leading += [argument, arguments[index + 1]]
+                index += 2
+            } else {
+                break
+            }
+        }
+        guard !leading.isEmpty else { return arguments }
+        var rest = Array(arguments[index...])
+        let end = rest.firstIndex(of: "--") ?? rest.endIndex
+        rest.insert(contentsOf: leading, at: end)
+        return rest
+    }
+
     /// Runs with the process's arguments and exits with the result.
-    public static func runAndExit() async -> Never {
+    package static func runAndExit() async -> Never {
         Glibc.exit(await run(arguments: Array(CommandLine.arguments.dropFirst())))
     }
 

@@ -26,14 +26,14 @@ struct KeysTool: ParsableCommand {
                 throw OperationError("--data-dir: \(dataDir) does not exist")
             }
         } catch let error as FileSystemError {
-            throw OperationError("--data-dir: \(error)", exitCode: error.errno == EACCES ? .notAuthorized : .operationFailed)
+            throw OperationError("--data-dir: \(error)", exitCode: error.isPermissionDenied ? .notAuthorized : .operationFailed)
         }
         let path = directory.path(of: KeyHistoryFile.name)
         let contents: KeyHistoryFile.Contents
         do throws(KeyHistoryError) {
             contents = try KeyHistoryFile.read(path) ?? KeyHistoryFile.Contents(keys: [], damagedRecords: [])
         } catch {
-            if case .storage(let cause) = error, cause.errno == EACCES {
+            if case .storage(let cause) = error, cause.isPermissionDenied {
                 throw OperationError("\(error) (run as the daemon's user or root)", exitCode: .notAuthorized)
             }
             throw OperationError("\(error)")

@@ -50,7 +50,9 @@ struct LogAppendTool: AsyncParsableCommand {
         guard syncEvery >= 0 else { throw UsageError("--sync-every", "\(syncEvery) must not be negative") }
         let clock = SystemWallClock()
         let lastDay = try parseDay(self.lastDay, argument: "--last-day") ?? UTCDay(containing: clock.now())
-        let data = DataDirectory(path: options.dataDir)
+        // Synthetic sightings never go to the daemon's own log by default: the folder is named.
+        guard let path = options.dataDir else { throw UsageError("--data-dir", "append writes synthetic sightings: name the folder") }
+        let data = DataDirectory(path: path)
         let writer: ContactLogWriter
         do {
             writer = try ContactLogWriter(

@@ -17,14 +17,17 @@ struct LogTool: ParsableCommand {
 
 /// Options every log tool takes.
 struct LogToolOptions: ParsableArguments {
-    @Option(help: "The daemon's data directory (the log is its contacts/ folder).")
-    var dataDir: String
+    /// Where an installed gaend keeps its data (`data-dir`'s default).
+    static let daemonDataDirectory = "/var/lib/gaend"
+
+    @Option(help: "The daemon's data directory (the log is its contacts/ folder; default \(Self.daemonDataDirectory)).")
+    var dataDir: String?
 
     @Flag(help: "Print one JSON object.")
     var json = false
 
     /// The data directory, which must exist.
-    func dataDirectory() throws -> DataDirectory { try Self.existingDirectory(dataDir) }
+    func dataDirectory() throws -> DataDirectory { try Self.existingDirectory(dataDir ?? Self.daemonDataDirectory) }
 
     /// `path` as a data directory, which must exist (exit 1, or 4 when permissions refuse it).
     static func existingDirectory(_ path: String) throws -> DataDirectory {
@@ -32,7 +35,7 @@ struct LogToolOptions: ParsableArguments {
         do {
             guard try directory.exists() else { throw OperationError("--data-dir: \(path) does not exist") }
         } catch let error as FileSystemError {
-            throw OperationError("--data-dir: \(error)", exitCode: error.errno == EACCES ? .notAuthorized : .operationFailed)
+            throw OperationError("--data-dir: \(error)", exitCode: error.isPermissionDenied ? .notAuthorized : .operationFailed)
         }
         return directory
     }
@@ -40,7 +43,7 @@ struct LogToolOptions: ParsableArguments {
 
 /// Turns a log failure into gaenctl's exit codes: permissions → 4, anything else → 1.
 func logOperationError(_ error: ContactLogError) -> OperationError {
-    if case .storage(let cause) = error, cause.errno == EACCES {
+    if case .storage(let cause) = error, cause.isPermissionDenied {
         return OperationError("\(error) (run as the daemon's user or root)", exitCode: .notAuthorized)
     }
     return OperationError("\(error)")

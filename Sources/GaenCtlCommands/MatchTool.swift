@@ -98,7 +98,7 @@ struct MatchTool: AsyncParsableCommand {
 /// The trusted keys of the key-file tools: `--public-key PEM --key-id ID --key-version V`, repeated
 /// together, and `--lenient`.
 struct TrustedKeyOptions: ParsableArguments {
-    @Option(help: "A trusted public key (PEM file); repeat with --key-id and --key-version.")
+    @Option(help: "A trusted package key (PEM file); repeat with --key-id and --key-version.")
     var publicKey: [String] = []
 
     @Option(help: "The key id files name the trusted key by.")

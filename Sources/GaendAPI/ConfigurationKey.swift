@@ -6,20 +6,20 @@ import ENCore
 /// line), what it takes, how a value is checked and set, and how the effective value is shown.
 /// The table below is the only place a key is written: gaend's options, the file's keys and
 /// `gaenctl config show` all read it.
-public struct ConfigurationKey: Sendable {
+package struct ConfigurationKey: Sendable {
     /// A value as given, with the key it was given for, so that errors name both.
-    public struct Value: Sendable {
-        public let key: String
-        public let text: String
+    package struct Value: Sendable {
+        package let key: String
+        package let text: String
 
         func fail(_ problem: String) -> DaemonConfigurationError { DaemonConfigurationError(key: key, problem: "'\(text)' \(problem)") }
     }
 
-    public let name: String
+    package let name: String
     /// What the value is and its default, for `gaend --help`.
-    public let help: String
+    package let help: String
     /// Given more than once, each value counts (`export-key`); otherwise the last one wins.
-    public let repeatable: Bool
+    package let repeatable: Bool
     let apply: @Sendable (inout DaemonConfiguration, Value) throws(DaemonConfigurationError) -> Void
     /// The effective values, as `config show` prints them (several lines for a repeatable key).
     let describe: @Sendable (DaemonConfiguration) -> [String]
@@ -36,7 +36,7 @@ public struct ConfigurationKey: Sendable {
         self.describe = describe
     }
 
-    public static func named(_ name: String) -> ConfigurationKey? { all.first { $0.name == name } }
+    package static func named(_ name: String) -> ConfigurationKey? { all.first { $0.name == name } }
 
     /// An http:// or https:// URL, without a trailing slash unless `keepSlash`.
     static func url(_ value: Value, keepSlash: Bool = false) throws(DaemonConfigurationError) -> String {
@@ -48,7 +48,8 @@ public struct ConfigurationKey: Sendable {
     }
 
     static func flag(_ value: Value) throws(DaemonConfigurationError) -> Bool {
-        guard let flag = ["true": true, "yes": true, "false": false, "no": false][value.text] else { throw value.fail("is not true or false") }
+        let flags = ["true": true, "yes": true, "on": true, "1": true, "false": false, "no": false, "off": false, "0": false]
+        guard let flag = flags[value.text.lowercased()] else { throw value.fail("is not true or false (yes/no, on/off, 1/0)") }
         return flag
     }
 
@@ -62,7 +63,7 @@ public struct ConfigurationKey: Sendable {
     static func shown(_ range: ClosedRange<Int>) -> String { "\(range.lowerBound)-\(range.upperBound)" }
 
     /// Every key, in the order `config show` lists them.
-    public static let all: [ConfigurationKey] = [
+    package static let all: [ConfigurationKey] = [
         ConfigurationKey("radio", "The radio: hci:hciN, bluez:hciN, h4:/dev/ttyX[@baud], h4+unix:PATH, h4+tcp:HOST:PORT or none (default none).") {
             (configuration, value) throws(DaemonConfigurationError) in
             do throws(RadioSpecError) {
@@ -154,6 +155,13 @@ public struct ConfigurationKey: Sendable {
             configuration.region = value.text
         } show: {
             [$0.region]
+        },
+        ConfigurationKey("log-level", "The least severe log level written: trace, debug, info, notice, warning, error or critical (default info).") {
+            (configuration, value) throws(DaemonConfigurationError) in
+            guard let level = LogLevelName(rawValue: value.text) else { throw value.fail("is not trace, debug, info, notice, warning, error or critical") }
+            configuration.logLevel = level
+        } show: {
+            [$0.logLevel.rawValue]
         },
         ConfigurationKey("test-mode", "true: allow GetTestDiagnosisKeys (default false).") { (configuration, value) throws(DaemonConfigurationError) in
             configuration.testMode = try flag(value)

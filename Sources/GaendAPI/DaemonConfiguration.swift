@@ -2,47 +2,49 @@
 
 /// The daemon's configuration: `/etc/gaend/gaend.conf` (`key = value` lines, `#` comments), then
 /// the command line, whose options have the same names and win.
-public struct DaemonConfiguration: Sendable {
-    public var radio: RadioSpec = .none
-    public var dataDirectory = "/var/lib/gaend"
-    public var radioSettings = RadioSettings()
+package struct DaemonConfiguration: Sendable {
+    package var radio: RadioSpec = .none
+    package var dataDirectory = "/var/lib/gaend"
+    package var radioSettings = RadioSettings()
     /// Where Manager1 is served: the system bus by default.
-    public var bus: ManagerBus = .system
+    package var bus: ManagerBus = .system
     /// Enable Exposure Notification at start, recording consent (a beacon set up by its owner).
-    public var enable = false
-    public var region = ""
-    public var testMode = false
-    public var servers = ServerSettings()
+    package var enable = false
+    package var region = ""
+    package var testMode = false
+    /// The least severe level logged (`log-level`); changed by a reload without a restart.
+    package var logLevel = LogLevelName.info
+    package var servers = ServerSettings()
 
     /// The key server, the verification server and the exposure configuration.
-    public struct ServerSettings: Sendable, Equatable {
-        public var indexURL: String?
-        public var exportBaseURL: String?
+    package struct ServerSettings: Sendable, Equatable {
+        package var indexURL: String?
+        package var exportBaseURL: String?
         /// Trusted export signing keys: key id, version, PEM file.
-        public var exportKeys: [ExportKey] = []
+        package var exportKeys: [ExportKey] = []
         /// A file path, or an http(s) URL the health authority serves it from.
-        public var exposureConfiguration: String?
-        public var detectionIntervalHours = 4
-        public var verificationURL: String?
-        public var verificationAPIKey = ""
-        public var publishURL: String?
-        public var healthAuthorityID = ""
+        package var exposureConfiguration: String?
+        package var detectionIntervalHours = 4
+        package var verificationURL: String?
+        package var verificationAPIKey = ""
+        package var publishURL: String?
+        package var healthAuthorityID = ""
 
-        public struct ExportKey: Sendable, Equatable {
-            public var id: String
-            public var version: String
-            public var path: String
+        package struct ExportKey: Sendable, Equatable {
+            package var id: String
+            package var version: String
+            package var path: String
         }
 
-        public var exposureConfigurationIsURL: Bool {
+        package var exposureConfigurationIsURL: Bool {
             exposureConfiguration.map { $0.hasPrefix("https://") || $0.hasPrefix("http://") } ?? false
         }
     }
 
-    public init() {}
+    package init() {}
 
     /// Applies `key = value` lines of a configuration file.
-    public mutating func apply(file text: String, path: String) throws(DaemonConfigurationError) {
+    package mutating func apply(file text: String, path: String) throws(DaemonConfigurationError) {
         for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
             let trimmed = line.trimmingWhitespace()
@@ -55,7 +57,7 @@ public struct DaemonConfiguration: Sendable {
     }
 
     /// Sets one key; the error names it.
-    public mutating func set(_ key: String, _ value: String) throws(DaemonConfigurationError) {
+    package mutating func set(_ key: String, _ value: String) throws(DaemonConfigurationError) {
         guard let entry = ConfigurationKey.named(key) else {
             throw DaemonConfigurationError(key: key, problem: "not a configuration key (\(Self.keys.joined(separator: ", ")))")
         }
@@ -63,11 +65,11 @@ public struct DaemonConfiguration: Sendable {
     }
 
     /// The keys a file or the command line may set, in the order `config show` lists them.
-    public static var keys: [String] { ConfigurationKey.all.map(\.name) }
+    package static var keys: [String] { ConfigurationKey.all.map(\.name) }
 
     /// Every key with its effective value, in `keys` order (a repeatable key one line per value;
     /// the API key masked), for `gaenctl config show`.
-    public func describedValues() -> [(key: String, value: String)] {
+    package func describedValues() -> [(key: String, value: String)] {
         ConfigurationKey.all.flatMap { entry in entry.describe(self).map { (key: entry.name, value: $0) } }
     }
 
@@ -83,16 +85,16 @@ public struct DaemonConfiguration: Sendable {
 }
 
 /// A configuration value that is wrong, named by its key. gaend exits 2 with it.
-public struct DaemonConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
-    public var key: String
-    public var problem: String
+package struct DaemonConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
+    package var key: String
+    package var problem: String
 
-    public init(key: String, problem: String) {
+    package init(key: String, problem: String) {
         self.key = key
         self.problem = problem
     }
 
-    public var description: String { "\(key): \(problem)" }
+    package var description: String { "\(key): \(problem)" }
 }
 
 extension String {
@@ -102,12 +104,12 @@ extension String {
 }
 
 /// Where gaend serves Manager1.
-public enum ManagerBus: Sendable, Equatable, CustomStringConvertible {
+package enum ManagerBus: Sendable, Equatable, CustomStringConvertible {
     case system, session, none
     /// A bus address (`unix:path=...`, `tcp:...`).
     case address(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .system: "system"
         case .session: "session"
@@ -115,4 +117,9 @@ public enum ManagerBus: Sendable, Equatable, CustomStringConvertible {
         case .address(let address): address
         }
     }
+}
+
+/// swift-log's levels by their names (GaendAPI does not link swift-log; gaend maps them).
+package enum LogLevelName: String, CaseIterable, Sendable {
+    case trace, debug, info, notice, warning, error, critical
 }

@@ -3,15 +3,15 @@
 /// The D-Bus contract between gaend and its clients (docs/org.gaend.Manager1.rst): one object,
 /// one interface, its methods, signals and properties, and its error names. gaend exports exactly
 /// these and gaenctl calls exactly these; neither writes a name of its own.
-public enum Manager1 {
+package enum Manager1 {
     /// The well-known name gaend takes.
-    public static let busName = "org.gaend"
-    public static let objectPath = "/org/gaend/Manager"
-    public static let interface = "org.gaend.Manager1"
+    package static let busName = "org.gaend"
+    package static let objectPath = "/org/gaend/Manager"
+    package static let interface = "org.gaend.Manager1"
     /// Every error gaend returns is this prefix and an `ErrorName`.
-    public static let errorPrefix = "org.gaend.Error."
+    package static let errorPrefix = "org.gaend.Error."
 
-    public enum Method: String, CaseIterable, Sendable {
+    package enum Method: String, CaseIterable, Sendable {
         case setEnabled = "SetEnabled"
         case getDiagnosisKeys = "GetDiagnosisKeys"
         case getTestDiagnosisKeys = "GetTestDiagnosisKeys"
@@ -26,7 +26,7 @@ public enum Manager1 {
         case resetAllData = "ResetAllData"
     }
 
-    public enum Signal: String, CaseIterable, Sendable {
+    package enum Signal: String, CaseIterable, Sendable {
         case exposureDetected = "ExposureDetected"
         case detectionProgress = "DetectionProgress"
         case detectionFinished = "DetectionFinished"
@@ -34,7 +34,7 @@ public enum Manager1 {
     }
 
     /// The properties, each with its D-Bus signature, in the order `GetAll` lists them.
-    public enum Property: String, CaseIterable, Sendable {
+    package enum Property: String, CaseIterable, Sendable {
         case status = "Status"
         case authorizationStatus = "AuthorizationStatus"
         case enabled = "Enabled"
@@ -52,7 +52,7 @@ public enum Manager1 {
         case version = "Version"
 
         /// The D-Bus signature of its value: times are unix seconds (`t`), 0 meaning never.
-        public var signature: String {
+        package var signature: String {
             switch self {
             case .status, .authorizationStatus, .radioBackend, .lastDetectionError, .region, .version: "s"
             case .enabled, .advertising: "b"
@@ -64,7 +64,7 @@ public enum Manager1 {
     }
 
     /// The fields of a test result (AddTestResult's and GetTestResults' dictionaries).
-    public enum TestResultField: String, CaseIterable, Sendable {
+    package enum TestResultField: String, CaseIterable, Sendable {
         case id = "Id"
         case testDate = "TestDate"
         case type = "Type"
@@ -74,7 +74,7 @@ public enum Manager1 {
     }
 
     /// The errors gaend returns, each `errorPrefix` + its raw value.
-    public enum ErrorName: String, CaseIterable, Sendable {
+    package enum ErrorName: String, CaseIterable, Sendable {
         case notAuthorized = "NotAuthorized"
         case notEnabled = "NotEnabled"
         case rateLimited = "RateLimited"
@@ -89,10 +89,10 @@ public enum Manager1 {
         case `internal` = "Internal"
 
         /// The full D-Bus error name.
-        public var qualified: String { Manager1.errorPrefix + rawValue }
+        package var qualified: String { Manager1.errorPrefix + rawValue }
 
         /// The error a D-Bus error name is, if it is one of gaend's.
-        public init?(qualified name: String) {
+        package init?(qualified name: String) {
             guard name.hasPrefix(Manager1.errorPrefix) else { return nil }
             self.init(rawValue: String(name.dropFirst(Manager1.errorPrefix.count)))
         }

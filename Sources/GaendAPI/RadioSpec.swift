@@ -3,7 +3,7 @@
 import Foundation
 
 /// Where the radio is, as `--radio` names it (DESIGN.md, "Radio spec").
-public enum RadioSpec: Hashable, Sendable, CustomStringConvertible {
+package enum RadioSpec: Hashable, Sendable, CustomStringConvertible {
     /// `hci:hciN`: the kernel's HCI user channel on controller N (the adapter must be down in BlueZ).
     case kernel(index: UInt16)
     /// `bluez:hciN`: BlueZ over D-Bus.
@@ -17,11 +17,11 @@ public enum RadioSpec: Hashable, Sendable, CustomStringConvertible {
     /// `none`: no radio.
     case none
 
-    public static let defaultBaud = 115_200
+    package static let defaultBaud = 115_200
     static let bauds: Set<Int> = [9600, 19_200, 38_400, 57_600, 115_200, 230_400, 460_800, 500_000, 921_600, 1_000_000, 2_000_000, 3_000_000]
 
     /// Parses a `--radio` value; the error says what a valid one looks like.
-    public init(parsing text: String) throws(RadioSpecError) {
+    package init(parsing text: String) throws(RadioSpecError) {
         func index(_ name: Substring) throws(RadioSpecError) -> UInt16 {
             guard name.hasPrefix("hci"), let value = UInt16(name.dropFirst(3)), value < 64 else {
                 throw RadioSpecError(text: text, problem: "'\(name)' is not a controller name like hci0")
@@ -64,7 +64,7 @@ public enum RadioSpec: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .kernel(let index): return "hci:hci\(index)"
         case .bluez(let index): return "bluez:hci\(index)"
@@ -76,10 +76,10 @@ public enum RadioSpec: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-public struct RadioSpecError: Error, Equatable, Sendable, CustomStringConvertible {
-    public var text: String
-    public var problem: String
-    public var description: String { "--radio '\(text)': \(problem)" }
+package struct RadioSpecError: Error, Equatable, Sendable, CustomStringConvertible {
+    package var text: String
+    package var problem: String
+    package var description: String { "--radio '\(text)': \(problem)" }
 }
 
 extension StringProtocol {

@@ -2,20 +2,20 @@
 
 /// A key file read and judged: its contents and the signature verdict. What the inspector prints,
 /// with every key in `export` (detection reads keys as a stream instead: `JudgedKeyFile`).
-public struct KeyFile: Sendable {
-    public var export: KeyExport
-    public var verdict: Verdict
+package struct KeyFile: Sendable {
+    package var export: KeyExport
+    package var verdict: Verdict
 
     /// Reads a zip archive and checks it against `policy`: the header fields, then the signature
     /// over export.bin's raw bytes, then the keys.
-    public init(zip bytes: [UInt8], policy: SignaturePolicy) throws(KeyFileError) {
+    package init(zip bytes: [UInt8], policy: SignaturePolicy) throws(KeyFileError) {
         let judged = try JudgedKeyFile(zip: bytes, policy: policy)
         verdict = judged.verdict
         export = try judged.reader.export()
     }
 
     /// Reads a bare export.bin (no signature can come with it: the verdict is `unsigned`).
-    public init(exportBinary bytes: [UInt8]) throws(KeyFileError) {
+    package init(exportBinary bytes: [UInt8]) throws(KeyFileError) {
         export = try ExportReader(bytes).export()
         verdict = .unsigned
     }
@@ -24,13 +24,13 @@ public struct KeyFile: Sendable {
 /// A key file judged before any of its keys is read: the archive under its limits, export.bin's
 /// header fields (and its key messages counted, under the key limit), and the signature verdict
 /// over export.bin's raw bytes. Detection reads the keys, from `reader`, only when verified.
-public struct JudgedKeyFile: Sendable {
-    public var verdict: Verdict
-    public var reader: ExportReader
+package struct JudgedKeyFile: Sendable {
+    package var verdict: Verdict
+    package var reader: ExportReader
     /// The header fields, no keys.
-    public var header: KeyExport { reader.header }
+    package var header: KeyExport { reader.header }
 
-    public init(zip bytes: [UInt8], policy: SignaturePolicy) throws(KeyFileError) {
+    package init(zip bytes: [UInt8], policy: SignaturePolicy) throws(KeyFileError) {
         let archive = try KeyFileArchive(zip: bytes)
         reader = try ExportReader(archive.exportBinary)
         verdict = policy.verdict(exportBinary: archive.exportBinary, exportSignature: archive.exportSignature, export: reader.header)

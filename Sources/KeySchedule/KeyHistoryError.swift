@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ENCrypto
-public import Storage
+package import ENCrypto
+package import Storage
 
 /// Why the key history could not be read, kept or extended.
-public enum KeyHistoryError: Error, Sendable, CustomStringConvertible {
+package enum KeyHistoryError: Error, Sendable, CustomStringConvertible {
     /// The file could not be read or written.
     case storage(FileSystemError)
     /// The file is not a key history of any version this program knows: its header is damaged or it
@@ -17,7 +17,7 @@ public enum KeyHistoryError: Error, Sendable, CustomStringConvertible {
     /// The wall clock reads a time no interval number can represent (before 1970).
     case clockOutOfRange(milliseconds: Int64)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .storage(let error):
             return "key history: \(error)"

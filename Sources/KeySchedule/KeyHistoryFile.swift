@@ -14,8 +14,8 @@ import Storage
 ///
 /// A damaged record is skipped and counted, so one flipped bit costs one key, not the history.
 /// A damaged header makes the whole file unreadable: then nothing is trusted and nothing is overwritten.
-public enum KeyHistoryFile {
-    public static let name = "tek-history"
+package enum KeyHistoryFile {
+    package static let name = "tek-history"
     static let magic: [UInt8] = Array("GAENTEKH".utf8)
     static let version: UInt16 = 1
     static let headerSize = 16
@@ -25,19 +25,19 @@ public enum KeyHistoryFile {
     static let maximumSize = headerSize + maximumRecords * recordSize
 
     /// What a read found.
-    public struct Contents: Sendable {
-        public var keys: [HistoryKey]
+    package struct Contents: Sendable {
+        package var keys: [HistoryKey]
         /// Zero-based indices of records whose checksum or fields were wrong, and so were skipped.
-        public var damagedRecords: [Int]
+        package var damagedRecords: [Int]
 
-        public init(keys: [HistoryKey], damagedRecords: [Int]) {
+        package init(keys: [HistoryKey], damagedRecords: [Int]) {
             self.keys = keys
             self.damagedRecords = damagedRecords
         }
     }
 
     /// Reads the history at `path`; `nil` if there is no file. Changes nothing.
-    public static func read(_ path: String) throws(KeyHistoryError) -> Contents? {
+    package static func read(_ path: String) throws(KeyHistoryError) -> Contents? {
         let bytes: [UInt8]?
         do {
             bytes = try AtomicFile.read(path, limit: maximumSize)

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ENCore
-public import ENCrypto
-public import Logging
-public import Storage
+package import ENCore
+package import ENCrypto
+package import Logging
+package import Storage
 
 /// The device's own Temporary Exposure Keys: which key is current, the 14-day history, and its release.
 ///
@@ -11,11 +11,11 @@ public import Storage
 /// rolling start and covers the whole day, as Google's implementation does. Every change is written
 /// to `<data-dir>/tek-history` before it is used, so a key is never broadcast that a restart would
 /// forget. The wall clock and the random source are injected.
-public actor KeySchedule {
+package actor KeySchedule {
     /// Days of keys kept, counting today: with 14, the key of the 15th day back is deleted.
-    public let retentionDays: Int64
+    package let retentionDays: Int64
     /// The history file's path.
-    public nonisolated let path: String
+    package nonisolated let path: String
 
     private let clock: any WallClock
     private let random: any RandomBytesSource
@@ -29,7 +29,7 @@ public actor KeySchedule {
     ///
     /// - Throws: `KeyHistoryError.unreadable` if the file exists but is not a key history; the file is
     ///   then left untouched and the schedule does not start.
-    public init(
+    package init(
         dataDirectory: DataDirectory, clock: any WallClock, random: any RandomBytesSource = SystemRandom(),
         retentionDays: Int64 = 14, logger: Logger = Logger(label: "gaend.keys")
     ) throws(KeyHistoryError) {
@@ -63,7 +63,7 @@ public actor KeySchedule {
     /// one past the size limit) is moved aside as `tek-history.unreadable-<unix seconds>`, kept
     /// byte for byte, and a new history is started, so that no data file stops gaend from starting.
     /// The tools use `init`, which leaves such a file as it is.
-    public static func openSettingAside(
+    package static func openSettingAside(
         dataDirectory: DataDirectory, clock: any WallClock, logger: Logger = Logger(label: "gaend.keys")
     ) throws(KeyHistoryError) -> KeySchedule {
         do {
@@ -84,12 +84,12 @@ public actor KeySchedule {
     }
 
     /// The keys held now, oldest first. Read-only: nothing is pruned or made.
-    public func history() -> [HistoryKey] { keys }
+    package func history() -> [HistoryKey] { keys }
 
     /// The key to broadcast with now. Makes (and stores) a new key when none covers the current
     /// interval: at the first call, after UTC midnight, and after a release cut the last one short.
     /// Keys past the retention are deleted on the way.
-    public func currentKey() throws(KeyHistoryError) -> TemporaryExposureKey {
+    package func currentKey() throws(KeyHistoryError) -> TemporaryExposureKey {
         let interval = try currentInterval()
         var changed = pruneExpired(today: interval.utcDay)
         let key: TemporaryExposureKey
@@ -110,7 +110,7 @@ public actor KeySchedule {
     /// (the first 10 minutes of the UTC day), it is neither released nor replaced.
     ///
     /// - Returns: the released keys, oldest first.
-    public func releaseDiagnosisKeys() throws(KeyHistoryError) -> [TemporaryExposureKey] {
+    package func releaseDiagnosisKeys() throws(KeyHistoryError) -> [TemporaryExposureKey] {
         let interval = try currentInterval()
         _ = pruneExpired(today: interval.utcDay)
         var released = keys.filter { $0.key.end <= interval }.map(\.key)
@@ -132,13 +132,13 @@ public actor KeySchedule {
 
     /// Every retained key including the current one, whole and unchanged: what Apple's
     /// `getTestDiagnosisKeys` returns, for testing only. Nothing is cut short or replaced.
-    public func testDiagnosisKeys() throws(KeyHistoryError) -> [TemporaryExposureKey] {
+    package func testDiagnosisKeys() throws(KeyHistoryError) -> [TemporaryExposureKey] {
         _ = try currentKey()
         return keys.map(\.key)
     }
 
     /// Deletes every key; the next `currentKey()` makes a new one.
-    public func reset() throws(KeyHistoryError) {
+    package func reset() throws(KeyHistoryError) {
         keys = []
         damagedOriginalPending = false
         do {
@@ -153,7 +153,7 @@ public actor KeySchedule {
     ///
     /// - Returns: how many keys were deleted.
     @discardableResult
-    public func pruneExpiredKeys() throws(KeyHistoryError) -> Int {
+    package func pruneExpiredKeys() throws(KeyHistoryError) -> Int {
         let before = keys.count
         if pruneExpired(today: try currentInterval().utcDay) { try persist() }
         return before - keys.count

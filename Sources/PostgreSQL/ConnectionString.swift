@@ -5,9 +5,9 @@ import Foundation
 /// Keeps passwords out of error messages. libpq quotes the whole URI in some of its complaints
 /// about a malformed one (an unexpected character, an unterminated IPv6 address), and those
 /// messages go to the operator's terminal and the journal.
-public enum ConnectionString {
+package enum ConnectionString {
     /// `message` with every password written in `connectionString` replaced by `***`.
-    public static func redacting(_ message: String, of connectionString: String) -> String {
+    package static func redacting(_ message: String, of connectionString: String) -> String {
         var text = message
         for secret in passwords(in: connectionString) {
             text = text.replacing(secret, with: "***")

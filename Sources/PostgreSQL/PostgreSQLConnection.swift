@@ -7,7 +7,7 @@ import Glibc
 /// practice): not Sendable, since libpq allows one thread at a time on a connection. Statements
 /// run with binary parameters and binary results (`PQexecParams`), so no value is ever quoted
 /// into SQL text. Calls block the calling thread until the server answers.
-public final class PostgreSQLConnection {
+package final class PostgreSQLConnection {
     private let connection: OpaquePointer
 
     /// Connects with a libpq connection string: a URI (`postgresql://user@host:5432/db`) or
@@ -15,7 +15,7 @@ public final class PostgreSQLConnection {
     /// so an unreachable server is an error rather than a hang.
     /// - Throws: `PostgreSQLError` with SQLSTATE 08001 and libpq's message, any password in it
     ///   replaced by `***`.
-    public init(_ connectionString: String) throws(PostgreSQLError) {
+    package init(_ connectionString: String) throws(PostgreSQLError) {
         // PQconnectdbParams with expand_dbname: `dbname` is expanded as a whole connection string,
         // and it comes last so that its own connect_timeout, if any, wins over ours.
         let keywords = ["connect_timeout", "dbname"]
@@ -44,7 +44,7 @@ public final class PostgreSQLConnection {
     deinit { PQfinish(connection) }
 
     /// Runs one or more statements without parameters or results (schema, settings).
-    public func execute(_ sql: String) throws(PostgreSQLError) {
+    package func execute(_ sql: String) throws(PostgreSQLError) {
         try reconnectIfLost()
         let result = PQexec(connection, sql)
         defer { PQclear(result) }
@@ -53,7 +53,7 @@ public final class PostgreSQLConnection {
 
     /// Runs one statement with `parameters` (`$1`, `$2`...) and returns every row.
     @discardableResult
-    public func query(_ sql: String, _ parameters: [PostgreSQLValue] = []) throws(PostgreSQLError) -> [[PostgreSQLValue]] {
+    package func query(_ sql: String, _ parameters: [PostgreSQLValue] = []) throws(PostgreSQLError) -> [[PostgreSQLValue]] {
         try reconnectIfLost()
         let encoded = parameters.map(\.binaryParameter)
         let types = encoded.map(\.type)
@@ -81,7 +81,7 @@ public final class PostgreSQLConnection {
     }
 
     /// Runs `body` between BEGIN and COMMIT; rolled back if it throws, so nothing is half stored.
-    public func transaction<T>(_ body: () throws -> T) throws -> T {
+    package func transaction<T>(_ body: () throws -> T) throws -> T {
         try execute("BEGIN")
         do {
             let value = try body()

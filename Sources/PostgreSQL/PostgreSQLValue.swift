@@ -4,15 +4,15 @@
 /// `bytea` (OIDs 20, 25, 17), NULL with no type so the server infers it; results come back by
 /// their column's type: `int2`/`int4`/`int8` as ``integer``, `text`/`varchar` as ``text``,
 /// `bytea` as ``blob``. Any other column type is an error naming its OID (cast it in the SQL).
-public enum PostgreSQLValue: Equatable, Sendable {
+package enum PostgreSQLValue: Equatable, Sendable {
     case null
     case integer(Int64)
     case text(String)
     case blob([UInt8])
 
-    public var integer: Int64? { if case .integer(let value) = self { value } else { nil } }
-    public var text: String? { if case .text(let value) = self { value } else { nil } }
-    public var blob: [UInt8]? { if case .blob(let value) = self { value } else { nil } }
+    package var integer: Int64? { if case .integer(let value) = self { value } else { nil } }
+    package var text: String? { if case .text(let value) = self { value } else { nil } }
+    package var blob: [UInt8]? { if case .blob(let value) = self { value } else { nil } }
 }
 
 /// The type OIDs this module reads and writes (pg_type.oid; fixed since PostgreSQL 7, listed in

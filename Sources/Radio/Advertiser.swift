@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ENCore
-public import ENCrypto
-public import KeySchedule
-public import Logging
-public import GaendAPI
+package import ENCore
+package import ENCrypto
+package import KeySchedule
+package import Logging
+package import GaendAPI
 
 /// Broadcasts the current RPI and AEM as a legacy ADV_NONCONN_IND from a fresh non-resolvable
 /// private address, and rotates both together: advertising off, new address, new data, on, as one
 /// transaction, so that an RPI is never seen from two addresses or an address with two RPIs.
-public actor Advertiser {
+package actor Advertiser {
     private let radio: any BeaconRadio
     private let keys: KeySchedule
     private let clock: any WallClock
@@ -19,10 +19,10 @@ public actor Advertiser {
     private let crypto: ExposureKeyCrypto
     private var txPower: Int8 = 0
     /// What is on the air now.
-    public private(set) var current: (address: BluetoothAddress, rpi: RollingProximityIdentifier, key: TemporaryExposureKey)?
-    public private(set) var rotations = 0
+    package private(set) var current: (address: BluetoothAddress, rpi: RollingProximityIdentifier, key: TemporaryExposureKey)?
+    package private(set) var rotations = 0
 
-    public init(
+    package init(
         radio: any BeaconRadio, keys: KeySchedule, clock: any WallClock, random: any RandomBytesSource = SystemRandom(),
         settings: RadioSettings, logger: Logger = Logger(label: "gaend.advertiser")
     ) throws(CryptoError) {
@@ -36,13 +36,13 @@ public actor Advertiser {
     }
 
     /// Starts advertising, with the radio's TX power unless one is configured.
-    public func start() async throws {
+    package func start() async throws {
         txPower = if let configured = settings.txPower { configured } else { await radio.advertisingTxPower }
         try await rotate()
     }
 
     /// One rotation: the RPI of the current interval under the current key, a new address.
-    public func rotate() async throws {
+    package func rotate() async throws {
         let key = try await keys.currentKey()
         guard let interval = ENIntervalNumber(containing: clock.now()) else { return }
         let (rpik, aemk) = crypto.keys(for: key.keyData)
@@ -59,19 +59,19 @@ public actor Advertiser {
     }
 
     /// Stops advertising (at shutdown and when disabled).
-    public func stop() async throws {
+    package func stop() async throws {
         try await radio.stopAdvertising()
     }
 
     /// Seconds until the next rotation: a random draw from the rotation interval, cut short at the
     /// next UTC midnight so that a new TEK goes on the air at once.
-    public func nextRotationDelay() -> Int64 {
+    package func nextRotationDelay() -> Int64 {
         var generator = RandomSourceGenerator(random)
         return Self.rotationDelay(drawn: Int64(Int.random(in: settings.rotationInterval, using: &generator)), now: clock.now())
     }
 
     /// `drawn` seconds, or fewer if UTC midnight (a new key) comes first; at least one second.
-    public static func rotationDelay(drawn: Int64, now: UnixTime) -> Int64 {
+    package static func rotationDelay(drawn: Int64, now: UnixTime) -> Int64 {
         let untilMidnight = UTCDay(containing: now).advanced(by: 1).start.seconds - now.seconds
         return max(1, min(drawn, untilMidnight))
     }

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ENCore
+package import ENCore
 
 /// What the advertiser and scanner need from a radio back end, in GAEN's terms: a payload to put
 /// on the air, and (from the back end's own source) what it heard. `HCIRadio` encodes and parses
 /// HCI at its edge; the BlueZ back end hands bluetoothd the service data and reads it back from
 /// bluetoothd's signals, with no frame made or parsed in between.
-public protocol BeaconRadio: Sendable {
+package protocol BeaconRadio: Sendable {
     /// The TX power the radio reports for advertising, used when none is configured.
     var advertisingTxPower: Int8 { get async }
     /// Puts `payload` on the air from `address`, non-connectable and undirected, every `interval`
@@ -22,13 +22,13 @@ public protocol BeaconRadio: Sendable {
 }
 
 /// One GAEN advertisement heard: its payload, how strongly, and from which address.
-public struct Sighting: Hashable, Sendable {
-    public var payload: ExposureNotificationPayload
+package struct Sighting: Hashable, Sendable {
+    package var payload: ExposureNotificationPayload
     /// As the receiver measured it, before the configured correction.
-    public var rssi: Int8
-    public var address: BluetoothAddress
+    package var rssi: Int8
+    package var address: BluetoothAddress
 
-    public init(payload: ExposureNotificationPayload, rssi: Int8, address: BluetoothAddress) {
+    package init(payload: ExposureNotificationPayload, rssi: Int8, address: BluetoothAddress) {
         self.payload = payload
         self.rssi = rssi
         self.address = address
@@ -37,7 +37,7 @@ public struct Sighting: Hashable, Sendable {
 
 /// What a back end heard, as a scan window counts it: a GAEN sighting, another advertisement (or a
 /// scan response), or a frame that claims to be GAEN but is malformed.
-public enum RadioReport: Hashable, Sendable {
+package enum RadioReport: Hashable, Sendable {
     case sighting(Sighting)
     case other
     case malformed

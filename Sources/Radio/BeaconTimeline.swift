@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
+import ENCrypto
 import GaendAPI
 
 /// The beacon's schedule, the same for every back end: scan windows, and rotations between them.
@@ -8,8 +9,11 @@ enum BeaconTimeline {
     /// as well as while advertising (Core Vol 4 Part E 7.8.4), so rotations happen between scan
     /// windows; a window is cut short when a rotation falls due, so the rotation timer and the
     /// UTC-midnight key change are kept to the second. Runs until cancelled or a radio error.
-    static func run<C: Clock>(advertiser: Advertiser, scanner: Scanner, settings: RadioSettings, clock monotonic: C) async throws
-    where C.Duration == Duration {
+    /// The pause between windows (`scan-interval`) is drawn from `random`.
+    static func run<C: Clock>(
+        advertiser: Advertiser, scanner: Scanner, settings: RadioSettings, clock monotonic: C, random: any RandomBytesSource
+    ) async throws where C.Duration == Duration {
+        var generator = RandomSourceGenerator(random)
         var rotationDue = monotonic.now.advanced(by: .seconds(await advertiser.nextRotationDelay()))
         func rotateIfDue() async throws {
             guard monotonic.now >= rotationDue else { return }
@@ -27,7 +31,7 @@ enum BeaconTimeline {
             try await scanner.endWindow()
             try await rotateIfDue()
             if let interval = settings.scanInterval {
-                try await sleep(atMost: .seconds(Int.random(in: interval)))
+                try await sleep(atMost: .seconds(Int.random(in: interval, using: &generator)))
             }
         }
     }

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ENCore
-public import HCI
+package import ENCore
+package import HCI
 
 /// `BeaconRadio` on an initialized HCI controller: extended advertising (one legacy-PDU set) and
 /// extended scanning when the controller offers them, the legacy commands otherwise. A controller
 /// takes one family or the other, never both.
-public actor HCIRadio: BeaconRadio {
+package actor HCIRadio: BeaconRadio {
     private let controller: HCIController
     private let extended: Bool
     private let info: ControllerInfo
@@ -14,26 +14,28 @@ public actor HCIRadio: BeaconRadio {
     static let advertisingSet: UInt8 = 0
     /// How long the last replacement had advertising off: from the disable's completion to the
     /// enable's (a figure; the goal is under 50 ms).
-    public private(set) var lastAdvertisingGap: Duration?
+    package private(set) var lastAdvertisingGap: Duration?
+    /// What the gap is measured on.
+    private let clock: any Clock<Duration>
 
     /// - Parameter extended: the command family; by default the extended one when the controller
     ///   offers it (tests choose legacy on such a controller too).
-    public init(controller: HCIController, info: ControllerInfo, extended: Bool? = nil) {
+    package init(controller: HCIController, info: ControllerInfo, extended: Bool? = nil, clock: any Clock<Duration> = ContinuousClock()) {
+        self.clock = clock
         self.controller = controller
         self.info = info
         self.extended = extended ?? info.supportsExtendedAdvertising
     }
 
-    public var advertisingTxPower: Int8 { info.advertisingTxPower }
+    package var advertisingTxPower: Int8 { info.advertisingTxPower }
 
-    public func advertise(_ payload: ExposureNotificationPayload, from address: BluetoothAddress, interval: ClosedRange<UInt16>) async throws {
+    package func advertise(_ payload: ExposureNotificationPayload, from address: BluetoothAddress, interval: ClosedRange<UInt16>) async throws {
         // The frame is made here, at the HCI edge: Flags, the 0xFD6F UUID, the service data.
         let data = payload.advertisingData()
-        let monotonic = ContinuousClock()
-        var disabledAt: ContinuousClock.Instant?
+        var sinceDisabled: Stopwatch?
         if advertising {
             try await stopAdvertising()
-            disabledAt = monotonic.now
+            sinceDisabled = Stopwatch(clock)
         }
         // The random address cannot change while advertising (Core Vol 4 Part E 7.8.4), hence the
         // disable first, and the order below.
@@ -53,17 +55,17 @@ public actor HCIRadio: BeaconRadio {
             try await controller.send(.leSetAdvertisingEnable(true))
         }
         advertising = true
-        if let disabledAt { lastAdvertisingGap = monotonic.now - disabledAt }
+        if let sinceDisabled { lastAdvertisingGap = sinceDisabled.elapsed }
     }
 
-    public func stopAdvertising() async throws {
+    package func stopAdvertising() async throws {
         guard advertising else { return }
         try await controller.send(extended ? .leSetExtendedAdvertisingEnable(false, handle: Self.advertisingSet) : .leSetAdvertisingEnable(false))
         advertising = false
     }
 
     /// 60 ms windows back to back.
-    public func startScanning() async throws {
+    package func startScanning() async throws {
         if extended {
             try await controller.send(.leSetExtendedScanParameters(interval: 0x0060, window: 0x0060))
             try await controller.send(.leSetExtendedScanEnable(true, filterDuplicates: false))
@@ -73,7 +75,7 @@ public actor HCIRadio: BeaconRadio {
         }
     }
 
-    public func stopScanning() async throws {
+    package func stopScanning() async throws {
         try await controller.send(extended ? .leSetExtendedScanEnable(false, filterDuplicates: false) : .leSetScanEnable(false, filterDuplicates: false))
     }
 }
@@ -82,7 +84,7 @@ extension HCIRadio {
     /// An HCI advertising report as a scan window counts it, parsed here at the HCI edge: a scan
     /// response or a frame without 0xFD6F service data is `other`; a GAEN frame that does not parse
     /// is `malformed`.
-    public static func report(_ report: AdvertisingReport) -> RadioReport {
+    package static func report(_ report: AdvertisingReport) -> RadioReport {
         guard !report.isScanResponse else { return .other }
         do {
             guard let payload = try ExposureNotificationPayload(parsing: report.data) else { return .other }

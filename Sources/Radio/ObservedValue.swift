@@ -4,18 +4,18 @@ import Synchronization
 
 /// A value others follow: read it, or take its updates (the current value first, then each
 /// change). Behind the radio status and the enablement gate.
-public final class ObservedValue<Value: Equatable & Sendable>: Sendable {
+package final class ObservedValue<Value: Equatable & Sendable>: Sendable {
     private let state: Mutex<(value: Value, continuations: [Int: AsyncStream<Value>.Continuation], next: Int)>
 
-    public init(_ value: Value) {
+    package init(_ value: Value) {
         state = Mutex((value, [:], 0))
     }
 
-    public var value: Value { state.withLock { $0.value } }
+    package var value: Value { state.withLock { $0.value } }
 
     /// Sets the value; returns whether it changed (followers hear only changes).
     @discardableResult
-    public func set(_ value: Value) -> Bool {
+    package func set(_ value: Value) -> Bool {
         let continuations = state.withLock { state -> [AsyncStream<Value>.Continuation]? in
             guard state.value != value else { return nil }
             state.value = value
@@ -26,7 +26,7 @@ public final class ObservedValue<Value: Equatable & Sendable>: Sendable {
         return true
     }
 
-    public func updates() -> AsyncStream<Value> {
+    package func updates() -> AsyncStream<Value> {
         let (stream, continuation) = AsyncStream<Value>.makeStream(bufferingPolicy: .bufferingNewest(8))
         let id = state.withLock { state in
             defer { state.next += 1 }

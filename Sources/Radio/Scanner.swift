@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ContactLog
-public import ENCore
-public import Logging
-public import GaendAPI
+package import ContactLog
+package import ENCore
+package import Logging
+package import GaendAPI
 
 /// Listens in scan windows, aggregates what it hears per RPI, and appends each window to the
 /// contact log when it ends. Passive scanning, duplicates not filtered, reports from both report
 /// events; a frame is GAEN when it carries 0xFD6F service data (Android frames without Flags and
 /// ADV_SCAN_IND included); scan responses and everything else are counted and dropped.
-public actor Scanner {
+package actor Scanner {
     private let radio: any BeaconRadio
     private let log: ContactLogWriter
     private let clock: any WallClock
@@ -19,7 +19,7 @@ public actor Scanner {
     private let logger: Logger
     private var previousScanEnd: UnixTime?
     private var window: WindowState?
-    public private(set) var windowsWritten = 0
+    package private(set) var windowsWritten = 0
 
     struct WindowState {
         var start: UnixTime
@@ -30,7 +30,7 @@ public actor Scanner {
         var malformed = 0
     }
 
-    public init(
+    package init(
         radio: any BeaconRadio, log: ContactLogWriter, clock: any WallClock, monotonic: any Clock<Duration> = ContinuousClock(), settings: RadioSettings,
         logger: Logger = Logger(label: "gaend.scanner")
     ) {
@@ -43,7 +43,7 @@ public actor Scanner {
     }
 
     /// Starts a window: passive scan, no duplicate filter.
-    public func beginWindow() async throws {
+    package func beginWindow() async throws {
         // The window opens before the enable: a controller may report at once, before the enable's
         // completion reaches this actor (btvirt reports only then; the VM test lost them all).
         window = WindowState(start: clock.now(), stopwatch: Stopwatch(monotonic))
@@ -56,7 +56,7 @@ public actor Scanner {
     }
 
     /// Takes one report into the open window.
-    public func handle(_ report: RadioReport) {
+    package func handle(_ report: RadioReport) {
         guard var current = window else { return }
         current.reports += 1
         defer { window = current }
@@ -93,7 +93,7 @@ public actor Scanner {
     /// the log's policy). What was heard is appended even when the controller refuses to stop (or
     /// is gone: `stopScanning: false`); its error is thrown after the log has the window.
     @discardableResult
-    public func endWindow(stopScanning: Bool = true) async throws -> Int {
+    package func endWindow(stopScanning: Bool = true) async throws -> Int {
         guard window != nil else { return 0 }
         var controllerError: (any Error)?
         // Scanning stops while the window is still open: what the radio reported until it stopped
@@ -125,7 +125,7 @@ public actor Scanner {
 
     /// A reading with the receiver's correction applied, clamped to −127…126 dBm: 127 means "not
     /// available" (and stays so), so a strong corrected reading must never become it.
-    public static func corrected(_ rssi: Int8, by correction: Int) -> Int8 {
+    package static func corrected(_ rssi: Int8, by correction: Int) -> Int8 {
         guard rssi != RSSISummary.notAvailable else { return rssi }
         return Int8(min(max(Int(rssi) + correction, -127), 126))
     }

@@ -3,14 +3,14 @@
 /// Time elapsed since it was started, on an injected monotonic clock (the continuous clock, or a
 /// test's): how a window measures its length without reading the wall clock twice, so a step of
 /// the wall clock inside a window changes nothing.
-public struct Stopwatch: Sendable {
+package struct Stopwatch: Sendable {
     private let read: @Sendable () -> Duration
 
     /// Started now on `clock`.
-    public init<C: Clock>(_ clock: C) where C.Duration == Duration {
+    package init<C: Clock>(_ clock: C) where C.Duration == Duration {
         let start = clock.now
         read = { start.duration(to: clock.now) }
     }
 
-    public var elapsed: Duration { read() }
+    package var elapsed: Duration { read() }
 }

@@ -4,12 +4,12 @@ internal import CSQLite
 
 /// One connection to an SQLite database file, owned by whoever made it (an actor, in practice):
 /// not Sendable. Write-ahead logging, a busy timeout and foreign keys are on.
-public final class SQLiteDatabase {
+package final class SQLiteDatabase {
     private let handle: OpaquePointer
-    public let path: String
+    package let path: String
 
     /// Opens (creating if needed) the database at `path`.
-    public init(path: String, busyTimeoutMilliseconds: Int32 = 5000) throws(SQLiteError) {
+    package init(path: String, busyTimeoutMilliseconds: Int32 = 5000) throws(SQLiteError) {
         var opened: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         let result = sqlite3_open_v2(path, &opened, flags, nil)
@@ -34,7 +34,7 @@ public final class SQLiteDatabase {
     }
 
     /// Runs one or more statements without results (schema, pragmas).
-    public func execute(_ sql: String) throws(SQLiteError) {
+    package func execute(_ sql: String) throws(SQLiteError) {
         var message: UnsafeMutablePointer<CChar>?
         let result = sqlite3_exec(handle, sql, nil, nil, &message)
         if result != SQLITE_OK {
@@ -46,7 +46,7 @@ public final class SQLiteDatabase {
 
     /// Runs `sql` with `parameters` (?1, ?2...) and returns every row.
     @discardableResult
-    public func query(_ sql: String, _ parameters: [SQLiteValue] = []) throws(SQLiteError) -> [[SQLiteValue]] {
+    package func query(_ sql: String, _ parameters: [SQLiteValue] = []) throws(SQLiteError) -> [[SQLiteValue]] {
         let statement = try SQLiteStatement(database: self, handle: handle, sql: sql)
         try statement.bind(parameters)
         var rows = [[SQLiteValue]]()
@@ -55,11 +55,11 @@ public final class SQLiteDatabase {
     }
 
     /// Rows changed by the last INSERT, UPDATE or DELETE.
-    public var changes: Int { Int(sqlite3_changes(handle)) }
+    package var changes: Int { Int(sqlite3_changes(handle)) }
 
     /// Runs `body` in a transaction (BEGIN IMMEDIATE: writers queue at the start, not midway);
     /// rolled back if it throws, so nothing is half stored.
-    public func transaction<T>(_ body: () throws -> T) throws -> T {
+    package func transaction<T>(_ body: () throws -> T) throws -> T {
         try execute("BEGIN IMMEDIATE")
         do {
             let value = try body()

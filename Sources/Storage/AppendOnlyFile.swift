@@ -1,24 +1,25 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 import Glibc
+import SystemCalls
 
 /// One open file descriptor with one owner: the file is closed when the value goes away.
 ///
 /// Opened for reading, or for appending (created 0600 if missing). Writes go to the end only; the
 /// one exception is `truncate(to:)`, which recovery uses to cut a torn tail before appending.
 /// Not `Sendable`: the actor or task that opened it is its only user.
-public final class AppendOnlyFile {
-    public enum Mode: Sendable {
+package final class AppendOnlyFile {
+    package enum Mode: Sendable {
         case readOnly
         /// Append, creating the file (mode 0600) if it does not exist.
         case append
     }
 
-    public let path: String
-    public let mode: Mode
+    package let path: String
+    package let mode: Mode
     private let fd: Int32
 
-    public init(path: String, mode: Mode) throws(FileSystemError) {
+    package init(path: String, mode: Mode) throws(FileSystemError) {
         self.path = path
         self.mode = mode
         switch mode {
@@ -35,20 +36,20 @@ public final class AppendOnlyFile {
     }
 
     /// The file's current size in bytes.
-    public func size() throws(FileSystemError) -> Int64 {
+    package func size() throws(FileSystemError) -> Int64 {
         try Syscall.fstatSize(fd, path: path)
     }
 
     /// Reads into `buffer` from `offset`; returns the byte count, short only at the end of the file.
-    public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(FileSystemError) -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(FileSystemError) -> Int {
         try Syscall.pread(fd, buffer, offset: offset, path: path)
     }
 
     /// The whole file, refusing more than `limit` bytes.
-    public func readAll(limit: Int) throws(FileSystemError) -> [UInt8] {
+    package func readAll(limit: Int) throws(FileSystemError) -> [UInt8] {
         let size = try self.size()
         guard size <= Int64(limit) else {
-            throw FileSystemError(operation: "reading", path: path, errno: EFBIG, detail: "\(size) bytes, over the \(limit)-byte limit")
+            throw FileSystemError(operation: "reading", path: path, errno: .fileTooLarge, detail: "\(size) bytes, over the \(limit)-byte limit")
         }
         var bytes = [UInt8](repeating: 0, count: Int(size))
         let count = try bytes.withUnsafeMutableBytes { raw in
@@ -59,32 +60,32 @@ public final class AppendOnlyFile {
     }
 
     /// Appends every byte (one `write` call unless the kernel writes short).
-    public func append(_ bytes: UnsafeRawBufferPointer) throws(FileSystemError) {
+    package func append(_ bytes: UnsafeRawBufferPointer) throws(FileSystemError) {
         precondition(mode == .append, "append to a read-only file")
         try Syscall.writeAll(fd, bytes, path: path)
     }
 
     /// Cuts the file to `length` bytes.
-    public func truncate(to length: Int64) throws(FileSystemError) {
+    package func truncate(to length: Int64) throws(FileSystemError) {
         precondition(mode == .append, "truncate of a read-only file")
         try Syscall.ftruncate(fd, length: length, path: path)
     }
 
     /// Makes everything written so far durable.
-    public func sync() throws(FileSystemError) {
+    package func sync() throws(FileSystemError) {
         try Syscall.fsync(fd, path: path)
     }
 
     /// Takes an exclusive advisory lock, held until the file is closed; fails at once if another
     /// process holds it.
-    public func lockExclusively() throws(FileSystemError) {
+    package func lockExclusively() throws(FileSystemError) {
         try Syscall.lockExclusive(fd, path: path)
     }
 }
 
 extension DataDirectory {
     /// The names of the directory's entries, sorted.
-    public func entries() throws(FileSystemError) -> [String] {
+    package func entries() throws(FileSystemError) -> [String] {
         try Syscall.listDirectory(path)
     }
 }

@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 import Glibc
+import SystemCalls
 
 /// Whole-file reads and crash-safe whole-file replacement.
 ///
 /// A replacement is written to a temporary file in the same directory, synced, renamed over the
 /// target and the directory synced, so after a power cut the path holds either the old bytes or the
 /// new ones, never a mixture and never nothing.
-public enum AtomicFile {
+package enum AtomicFile {
     /// Replaces the file at `path` with `bytes`, mode 0600 unless told otherwise.
-    public static func write(_ bytes: [UInt8], to path: String, mode: UInt32 = DataDirectory.fileMode) throws(FileSystemError) {
+    package static func write(_ bytes: [UInt8], to path: String, mode: UInt32 = DataDirectory.fileMode) throws(FileSystemError) {
         let temporary = try writeTemporary(bytes, beside: path, mode: mode)
         do {
             try Syscall.rename(temporary, path)
@@ -24,13 +25,13 @@ public enum AtomicFile {
     /// whole or not at all; `false` when the path already exists, which is left as it is. For a
     /// file made once that two processes starting together may both try to make: the one that
     /// loses reads the winner's.
-    public static func create(_ bytes: [UInt8], at path: String, mode: UInt32 = DataDirectory.fileMode) throws(FileSystemError) -> Bool {
+    package static func create(_ bytes: [UInt8], at path: String, mode: UInt32 = DataDirectory.fileMode) throws(FileSystemError) -> Bool {
         let temporary = try writeTemporary(bytes, beside: path, mode: mode)
         // link(2), unlike rename(2), never replaces: the new name appears complete or not at all.
         defer { try? Syscall.unlink(temporary) }
         do {
             try Syscall.link(temporary, path)
-        } catch  where error.errno == EEXIST {
+        } catch  where error.isExisting {
             return false
         }
         try syncDirectory(parentDirectory(of: path))
@@ -59,7 +60,7 @@ public enum AtomicFile {
 
     /// The bytes of the file at `path`, or `nil` if there is no such file. Refuses files larger than
     /// `limit`, so that a stray huge file cannot exhaust memory.
-    public static func read(_ path: String, limit: Int) throws(FileSystemError) -> [UInt8]? {
+    package static func read(_ path: String, limit: Int) throws(FileSystemError) -> [UInt8]? {
         let fd: Int32
         do {
             fd = try Syscall.open(path, O_RDONLY | O_NOFOLLOW, doing: "opening")
@@ -72,21 +73,21 @@ public enum AtomicFile {
 
     /// Copies the file at `from` to `to` (replacing it atomically), keeping a record of bytes that are
     /// about to be rewritten.
-    public static func copy(_ from: String, to: String, limit: Int) throws(FileSystemError) {
+    package static func copy(_ from: String, to: String, limit: Int) throws(FileSystemError) {
         guard let bytes = try read(from, limit: limit) else {
-            throw FileSystemError(operation: "copying", path: from, errno: ENOENT)
+            throw FileSystemError(operation: "copying", path: from, errno: .notFound)
         }
         try write(bytes, to: to)
     }
 
     /// Renames `from` to `to` in the same file system and syncs the directory.
-    public static func move(_ from: String, to: String) throws(FileSystemError) {
+    package static func move(_ from: String, to: String) throws(FileSystemError) {
         try Syscall.rename(from, to)
         try syncDirectory(parentDirectory(of: to))
     }
 
     /// Removes the file at `path`; a missing file is not an error.
-    public static func remove(_ path: String) throws(FileSystemError) {
+    package static func remove(_ path: String) throws(FileSystemError) {
         do {
             try Syscall.unlink(path)
         } catch  where error.isNotFound {
@@ -94,22 +95,22 @@ public enum AtomicFile {
     }
 
     /// Syncs a directory so that a rename or a new entry in it survives a power cut.
-    public static func syncDirectory(_ path: String) throws(FileSystemError) {
+    package static func syncDirectory(_ path: String) throws(FileSystemError) {
         let fd = try Syscall.open(path, O_RDONLY | O_DIRECTORY, doing: "opening directory")
         defer { Syscall.close(fd) }
         try Syscall.fsync(fd, path: path)
     }
 
     /// The size in bytes of the file at `path`.
-    public static func size(of path: String) throws(FileSystemError) -> Int64 {
+    package static func size(of path: String) throws(FileSystemError) -> Int64 {
         guard let info = try Syscall.status(path) else {
-            throw FileSystemError(operation: "inspecting", path: path, errno: ENOENT)
+            throw FileSystemError(operation: "inspecting", path: path, errno: .notFound)
         }
         return Int64(info.st_size)
     }
 
     /// The permission bits of the file at `path`, or `nil` if it does not exist.
-    public static func mode(of path: String) throws(FileSystemError) -> UInt32? {
+    package static func mode(of path: String) throws(FileSystemError) -> UInt32? {
         guard let info = try Syscall.status(path) else { return nil }
         return UInt32(info.st_mode & 0o7777)
     }

@@ -6,7 +6,7 @@
 /// checksum of ext4, iSCSI and SCTP, so its behaviour on storage faults is well known. Computed
 /// "slicing by 8" (eight 256-entry tables, eight bytes a step): every record read is checked, so
 /// this runs over the whole log whenever the matching index is built.
-public enum CRC32C {
+package enum CRC32C {
     /// tables[k][b]: the CRC of byte b followed by k zero bytes.
     private static let tables: [UInt32] = {
         var tables = [UInt32](repeating: 0, count: 8 * 256)
@@ -27,7 +27,7 @@ public enum CRC32C {
     }()
 
     /// The checksum of `bytes`. `checksum("123456789")` is 0xE3069283.
-    public static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
+    package static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
         var crc: UInt32 = 0xFFFF_FFFF
         guard let base = bytes.baseAddress else { return 0 }
         let count = bytes.count
@@ -53,11 +53,11 @@ public enum CRC32C {
         return crc ^ 0xFFFF_FFFF
     }
 
-    public static func checksum(_ bytes: [UInt8]) -> UInt32 {
+    package static func checksum(_ bytes: [UInt8]) -> UInt32 {
         bytes.withUnsafeBytes { checksum($0) }
     }
 
-    public static func checksum(_ bytes: ArraySlice<UInt8>) -> UInt32 {
+    package static func checksum(_ bytes: ArraySlice<UInt8>) -> UInt32 {
         bytes.withUnsafeBytes { checksum($0) }
     }
 }

@@ -1,37 +1,38 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 import Glibc
+import SystemCalls
 
 /// The daemon's data directory (`/var/lib/gaend` by default): TEK history, contact log and state.
 ///
 /// The directory is private to the daemon's user (mode 0700), and every file in it is 0600, because
 /// what it holds is the owner's keys and the identifiers of everyone they met.
-public struct DataDirectory: Sendable, Hashable {
+package struct DataDirectory: Sendable, Hashable {
     /// The directory's path, without a trailing slash.
-    public let path: String
+    package let path: String
 
     /// The mode of the directory and of any sub-directory the daemon makes in it.
-    public static let directoryMode: UInt32 = 0o700
+    package static let directoryMode: UInt32 = 0o700
     /// The mode of every file the daemon writes.
-    public static let fileMode: UInt32 = 0o600
+    package static let fileMode: UInt32 = 0o600
 
-    public init(path: String) {
+    package init(path: String) {
         var path = path
         while path.count > 1, path.hasSuffix("/") { path.removeLast() }
         self.path = path
     }
 
     /// The path of an entry of the directory.
-    public func path(of name: String) -> String { path == "/" ? "/" + name : path + "/" + name }
+    package func path(of name: String) -> String { path == "/" ? "/" + name : path + "/" + name }
 
     /// A sub-directory (e.g. `contacts`) as a data directory of its own.
-    public func subdirectory(_ name: String) -> DataDirectory { DataDirectory(path: path(of: name)) }
+    package func subdirectory(_ name: String) -> DataDirectory { DataDirectory(path: path(of: name)) }
 
     /// Whether the directory exists.
-    public func exists() throws(FileSystemError) -> Bool {
+    package func exists() throws(FileSystemError) -> Bool {
         guard let info = try Syscall.status(path) else { return false }
         guard info.st_mode & S_IFMT == S_IFDIR else {
-            throw FileSystemError(operation: "opening data directory", path: path, errno: ENOTDIR)
+            throw FileSystemError(operation: "opening data directory", path: path, errno: Errno(ENOTDIR))
         }
         return true
     }
@@ -42,17 +43,17 @@ public struct DataDirectory: Sendable, Hashable {
     ///
     /// - Returns: `true` if the mode had to be tightened.
     @discardableResult
-    public func prepare() throws(FileSystemError) -> Bool {
+    package func prepare() throws(FileSystemError) -> Bool {
         if try !exists() {
             try createParents()
             do {
                 try Syscall.mkdir(path, mode: mode_t(Self.directoryMode))
-            } catch  where error.errno == EEXIST {
+            } catch  where error.isExisting {
                 // Another process made it meanwhile; fall through to the mode check.
             }
         }
         guard let info = try Syscall.status(path) else {
-            throw FileSystemError(operation: "opening data directory", path: path, errno: ENOENT)
+            throw FileSystemError(operation: "opening data directory", path: path, errno: .notFound)
         }
         if info.st_mode & 0o7777 != mode_t(Self.directoryMode) {
             try Syscall.chmod(path, mode: mode_t(Self.directoryMode))
@@ -70,7 +71,7 @@ public struct DataDirectory: Sendable, Hashable {
             if try Syscall.status(prefix) == nil {
                 do {
                     try Syscall.mkdir(prefix, mode: 0o755)
-                } catch  where error.errno == EEXIST {}
+                } catch  where error.isExisting {}
             }
         }
     }

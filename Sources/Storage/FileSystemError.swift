@@ -1,18 +1,19 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-import Glibc
+package import SystemCalls
 
 /// A file-system call that failed: what was being done, to which path, and the errno it gave.
-public struct FileSystemError: Error, Equatable, Sendable, CustomStringConvertible {
+package struct FileSystemError: Error, Equatable, Sendable, CustomStringConvertible {
     /// What the caller was doing ("renaming into place").
-    public var operation: String
-    public var path: String
-    /// The errno value, or 0 when the failure is not a system call's (a short read, a bad mode).
-    public var errno: Int32
+    package var operation: String
+    package var path: String
+    /// The system call's errno, or `nil` when the failure is not a system call's (a short read, a
+    /// bad mode).
+    package var errno: Errno?
     /// Extra words for failures that have no errno.
-    public var detail: String?
+    package var detail: String?
 
-    public init(operation: String, path: String, errno: Int32, detail: String? = nil) {
+    package init(operation: String, path: String, errno: Errno?, detail: String? = nil) {
         self.operation = operation
         self.path = path
         self.errno = errno
@@ -20,22 +21,21 @@ public struct FileSystemError: Error, Equatable, Sendable, CustomStringConvertib
     }
 
     /// Whether the failure is ENOENT: the path does not exist.
-    public var isNotFound: Bool { errno == ENOENT }
+    package var isNotFound: Bool { errno == .notFound }
 
     /// Whether the file was larger than the reader's limit (EFBIG, as the readers report it).
-    public var isTooLarge: Bool { errno == EFBIG }
+    package var isTooLarge: Bool { errno == .fileTooLarge }
 
     /// Whether the failure is a lock held by another process (EWOULDBLOCK).
-    public var isLockHeld: Bool { errno == EWOULDBLOCK }
+    package var isLockHeld: Bool { errno == .wouldBlock }
 
-    public var description: String {
-        var text = "\(operation) \(path): "
-        if errno != 0 {
-            text += String(cString: strerror(errno)) + " (errno \(errno))"
-        }
-        if let detail {
-            text += errno != 0 ? "; \(detail)" : detail
-        }
-        return text
+    /// Whether the failure is EACCES: the caller may not read or write there.
+    package var isPermissionDenied: Bool { errno == .permissionDenied }
+
+    /// Whether the failure is EEXIST: the name is taken.
+    package var isExisting: Bool { errno == .exists }
+
+    package var description: String {
+        "\(operation) \(path): " + [errno?.description, detail].compactMap { $0 }.joined(separator: "; ")
     }
 }

@@ -2,7 +2,7 @@
 
 /// A JSON value whose objects keep their keys in the order they were written, so that `--json`
 /// output reads in the same order as the text output and diffs cleanly.
-public enum JSONValue: Equatable, Sendable {
+package enum JSONValue: Equatable, Sendable {
     case string(String)
     case int(Int64)
     /// Key files carry fixed64 timestamps, which a file may set past Int64.
@@ -14,16 +14,16 @@ public enum JSONValue: Equatable, Sendable {
     case array([JSONValue])
     case object([(String, JSONValue)])
 
-    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool { lhs.serialized() == rhs.serialized() }
+    package static func == (lhs: JSONValue, rhs: JSONValue) -> Bool { lhs.serialized() == rhs.serialized() }
 
     /// An object's member by key (the first, if repeated); nil for anything else.
-    public func member(_ key: String) -> JSONValue? {
+    package func member(_ key: String) -> JSONValue? {
         guard case .object(let members) = self else { return nil }
         return members.first { $0.0 == key }?.1
     }
 
     /// Compact JSON text.
-    public func serialized() -> String {
+    package func serialized() -> String {
         var text = ""
         write(to: &text)
         return text

@@ -1,29 +1,37 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 import Glibc
+import SystemCalls
 
-/// The system calls this module makes, each retried on EINTR and turned into a `FileSystemError`.
-/// Everything in the module goes through here, so there is one place to read for what it does to disk.
+/// The system calls this module makes, each turned into a `FileSystemError` naming the path.
+/// Everything in the module goes through here, so there is one place to read for what it does to
+/// disk; the EINTR loop and the errno reading are `SystemCall`'s.
 enum Syscall {
-    static func open(_ path: String, _ flags: Int32, mode: mode_t = 0, doing operation: String) throws(FileSystemError) -> Int32 {
-        while true {
-            let fd = Glibc.open(path, flags | O_CLOEXEC, mode)
-            if fd >= 0 { return fd }
-            if Glibc.errno == EINTR { continue }
-            throw FileSystemError(operation: operation, path: path, errno: Glibc.errno)
+    /// `body` retried on EINTR; its failure as a `FileSystemError`.
+    private static func call<T: FixedWidthInteger>(_ operation: String, _ path: String, _ body: () -> T) throws(FileSystemError) -> T {
+        do {
+            return try SystemCall.retrying(body)
+        } catch {
+            throw FileSystemError(operation: operation, path: path, errno: error)
         }
+    }
+
+    /// `body` once (calls that do not fail with EINTR on a local file system, and must not be
+    /// repeated if they did: a repeated link or mkdir would report EEXIST for its own success).
+    private static func once(_ operation: String, _ path: String, _ body: () -> Int32) throws(FileSystemError) {
+        guard body() == 0 else { throw FileSystemError(operation: operation, path: path, errno: .current) }
+    }
+
+    static func open(_ path: String, _ flags: Int32, mode: mode_t = 0, doing operation: String) throws(FileSystemError) -> Int32 {
+        try call(operation, path) { Glibc.open(path, flags | O_CLOEXEC, mode) }
     }
 
     /// Writes every byte, continuing after short writes.
     static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(FileSystemError) {
-        var offset = 0
-        while offset < bytes.count {
-            let written = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-            if written < 0 {
-                if Glibc.errno == EINTR { continue }
-                throw FileSystemError(operation: "writing", path: path, errno: Glibc.errno)
-            }
-            offset += written
+        do {
+            try SystemCall.writeAll(fd, bytes)
+        } catch {
+            throw FileSystemError(operation: "writing", path: path, errno: error)
         }
     }
 
@@ -32,15 +40,13 @@ enum Syscall {
         var bytes = [UInt8]()
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
-            if count < 0 {
-                if Glibc.errno == EINTR { continue }
-                throw FileSystemError(operation: "reading", path: path, errno: Glibc.errno)
-            }
+            let count = try chunk.withUnsafeMutableBytes { raw in
+                Result { () throws(FileSystemError) in try call("reading", path) { Glibc.read(fd, raw.baseAddress, raw.count) } }
+            }.get()
             if count == 0 { return bytes }
             bytes += chunk[0..<count]
             if bytes.count > limit {
-                throw FileSystemError(operation: "reading", path: path, errno: EFBIG, detail: "larger than the \(limit)-byte limit")
+                throw FileSystemError(operation: "reading", path: path, errno: .fileTooLarge, detail: "larger than the \(limit)-byte limit")
             }
         }
     }
@@ -49,11 +55,7 @@ enum Syscall {
     static func pread(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, offset: Int64, path: String) throws(FileSystemError) -> Int {
         var total = 0
         while total < buffer.count {
-            let count = Glibc.pread(fd, buffer.baseAddress! + total, buffer.count - total, off_t(offset) + off_t(total))
-            if count < 0 {
-                if Glibc.errno == EINTR { continue }
-                throw FileSystemError(operation: "reading", path: path, errno: Glibc.errno)
-            }
+            let count = try call("reading", path) { Glibc.pread(fd, buffer.baseAddress! + total, buffer.count - total, off_t(offset) + off_t(total)) }
             if count == 0 { break }
             total += count
         }
@@ -61,17 +63,12 @@ enum Syscall {
     }
 
     static func ftruncate(_ fd: Int32, length: Int64, path: String) throws(FileSystemError) {
-        while Glibc.ftruncate(fd, off_t(length)) != 0 {
-            if Glibc.errno == EINTR { continue }
-            throw FileSystemError(operation: "truncating", path: path, errno: Glibc.errno)
-        }
+        _ = try call("truncating", path) { Glibc.ftruncate(fd, off_t(length)) }
     }
 
     static func fstatSize(_ fd: Int32, path: String) throws(FileSystemError) -> Int64 {
         var info = stat()
-        guard Glibc.fstat(fd, &info) == 0 else {
-            throw FileSystemError(operation: "inspecting", path: path, errno: Glibc.errno)
-        }
+        _ = try call("inspecting", path) { Glibc.fstat(fd, &info) }
         return Int64(info.st_size)
     }
 
@@ -83,23 +80,23 @@ enum Syscall {
     /// A real second writer still holds it after the grace.
     static func lockExclusive(_ fd: Int32, path: String) throws(FileSystemError) {
         var graceLeft = 200
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            if Glibc.errno == EINTR { continue }
-            if Glibc.errno == EWOULDBLOCK && graceLeft > 0 {
+        while true {
+            do {
+                _ = try SystemCall.retrying { flock(fd, LOCK_EX | LOCK_NB) }
+                return
+            } catch  where error == .wouldBlock && graceLeft > 0 {
                 graceLeft -= 1
                 usleep(10_000)
-                continue
+            } catch {
+                throw FileSystemError(operation: "locking", path: path, errno: error, detail: error == .wouldBlock ? "another process holds it" : nil)
             }
-            throw FileSystemError(
-                operation: "locking", path: path, errno: Glibc.errno,
-                detail: Glibc.errno == EWOULDBLOCK ? "another process holds it" : nil)
         }
     }
 
     /// The names in a directory, without "." and "..".
     static func listDirectory(_ path: String) throws(FileSystemError) -> [String] {
         guard let directory = opendir(path) else {
-            throw FileSystemError(operation: "listing", path: path, errno: Glibc.errno)
+            throw FileSystemError(operation: "listing", path: path, errno: .current)
         }
         defer { closedir(directory) }
         var names = [String]()
@@ -113,54 +110,41 @@ enum Syscall {
     }
 
     static func fsync(_ fd: Int32, path: String) throws(FileSystemError) {
-        while Glibc.fsync(fd) != 0 {
-            if Glibc.errno == EINTR { continue }
-            throw FileSystemError(operation: "syncing", path: path, errno: Glibc.errno)
-        }
+        _ = try call("syncing", path) { Glibc.fsync(fd) }
     }
 
-    /// Closes `fd`. EINTR is not retried: on Linux the descriptor is gone either way.
     static func close(_ fd: Int32) {
-        _ = Glibc.close(fd)
+        SystemCall.close(fd)
     }
 
     static func rename(_ from: String, _ to: String) throws(FileSystemError) {
-        guard Glibc.rename(from, to) == 0 else {
-            throw FileSystemError(operation: "renaming \(from) to", path: to, errno: Glibc.errno)
-        }
+        try once("renaming \(from) to", to) { Glibc.rename(from, to) }
     }
 
     /// A second name for `from`; EEXIST when `to` exists, which nothing else changes.
     static func link(_ from: String, _ to: String) throws(FileSystemError) {
-        guard Glibc.link(from, to) == 0 else {
-            throw FileSystemError(operation: "linking \(from) to", path: to, errno: Glibc.errno)
-        }
+        try once("linking \(from) to", to) { Glibc.link(from, to) }
     }
 
     static func unlink(_ path: String) throws(FileSystemError) {
-        guard Glibc.unlink(path) == 0 else {
-            throw FileSystemError(operation: "removing", path: path, errno: Glibc.errno)
-        }
+        try once("removing", path) { Glibc.unlink(path) }
     }
 
     static func mkdir(_ path: String, mode: mode_t) throws(FileSystemError) {
-        guard Glibc.mkdir(path, mode) == 0 else {
-            throw FileSystemError(operation: "creating directory", path: path, errno: Glibc.errno)
-        }
+        try once("creating directory", path) { Glibc.mkdir(path, mode) }
     }
 
     static func chmod(_ path: String, mode: mode_t) throws(FileSystemError) {
-        guard Glibc.chmod(path, mode) == 0 else {
-            throw FileSystemError(operation: "setting the mode of", path: path, errno: Glibc.errno)
-        }
+        try once("setting the mode of", path) { Glibc.chmod(path, mode) }
     }
 
     /// `lstat`; `nil` when the path does not exist.
     static func status(_ path: String) throws(FileSystemError) -> stat? {
         var info = stat()
         guard lstat(path, &info) == 0 else {
-            if Glibc.errno == ENOENT { return nil }
-            throw FileSystemError(operation: "inspecting", path: path, errno: Glibc.errno)
+            let failure = Errno.current
+            if failure == .notFound { return nil }
+            throw FileSystemError(operation: "inspecting", path: path, errno: failure)
         }
         return info
     }

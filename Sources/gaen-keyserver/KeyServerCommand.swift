@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 import ArgumentParser
+import CommandSupport
 import ENCore
 import ENCrypto
 import Foundation
@@ -15,6 +16,8 @@ struct KeyServerCommand: AsyncParsableCommand {
         abstract: "A GAEN key server: verification codes, publishing, signed exports.",
         version: GaendVersion.string,
         subcommands: [Serve.self, IssueCode.self, Export.self, MakeKey.self])
+
+    static func main() async { await mainExitingTwoOnUsage() }
 }
 
 /// A numeric option within its range, or a usage error naming it: a value outside would trap

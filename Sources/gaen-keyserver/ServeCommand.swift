@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 import ArgumentParser
+import DaemonLog
 import ENCore
 import ENCrypto
 import FlyingSocks
@@ -17,6 +18,9 @@ struct Serve: AsyncParsableCommand {
     @OptionGroup var options: ServerOptions
 
     @OptionGroup var codeKey: CodeHMACKeyOptions
+
+    @Option(help: "The least severe log level written: trace, debug, info, notice, warning, error or critical.")
+    var logLevel: LogLevelOption = .info
 
     @Option(help: "Address to listen on.")
     var listen = "127.0.0.1"
@@ -163,7 +167,7 @@ struct Serve: AsyncParsableCommand {
         exportSettings.paddingRange = paddingRange
         let exporter = ExportWorker(store: store, signingKey: try privateKey(exportKey, option: "--export-key"), settings: exportSettings)
 
-        LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
+        DaemonLogging.bootstrap(threshold: LogThreshold(Logger.Level(rawValue: logLevel.rawValue) ?? .info), environment: ProcessInfo.processInfo.environment)
         let server = BoundedHTTPServer(
             limits: httpLimits, pool: NoDelaySocketPool(base: SocketPool<ePoll>.ePoll()), accessLog: accessLog ? AccessLog() : nil
         ) { await api.handle($0) }
@@ -191,4 +195,9 @@ struct Serve: AsyncParsableCommand {
             try await group.next()
         }
     }
+}
+
+/// swift-log's levels, as `--log-level` takes them.
+enum LogLevelOption: String, CaseIterable, ExpressibleByArgument {
+    case trace, debug, info, notice, warning, error, critical
 }

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 import ArgumentParser
+import CommandSupport
 import ContactLog
 import Detection
 import Daemon
+import DaemonLog
 import ENCore
 import HCI
 import Foundation
@@ -76,22 +78,7 @@ struct Gaend: AsyncParsableCommand {
         return pairs
     }
 
-    /// Parses and runs like argument-parser's own `main`, but a usage error exits 2, the code the
-    /// documentation (and gaenctl) gives usage errors, not argument-parser's EX_USAGE (64).
-    static func main() async {
-        do {
-            var command = try parseAsRoot()
-            if var asyncCommand = command as? any AsyncParsableCommand {
-                try await asyncCommand.run()
-            } else {
-                try command.run()
-            }
-        } catch {
-            guard exitCode(for: error) == .validationFailure else { exit(withError: error) }
-            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
-            exit(withError: ExitCode(2))
-        }
-    }
+    static func main() async { await mainExitingTwoOnUsage() }
 
     mutating func run() async throws {
         MemoryPolicy.apply()
@@ -103,7 +90,8 @@ struct Gaend: AsyncParsableCommand {
             throw ExitCode(2)
         }
 
-        LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
+        let threshold = LogThreshold(Logger.Level(configuration.logLevel))
+        DaemonLogging.bootstrap(threshold: threshold, environment: ProcessInfo.processInfo.environment)
         let logger = Logger(label: "gaend")
         let clock = SystemWallClock()
         let data = DataDirectory(path: configuration.dataDirectory)
@@ -149,16 +137,12 @@ struct Gaend: AsyncParsableCommand {
                 manager: manager, bus: configuration.bus, radioStatus: status, gate: gate, signals: signals, notifier: notifier,
                 logger: Logger(label: "gaend.dbus"))
         ]
+        let beacon = BeaconContext(
+            settings: configuration.radioSettings, keys: keys, log: log, clock: clock, gate: gate, status: status, logger: Logger(label: "gaend.radio"))
         if case .bluez(let index) = configuration.radio {
-            services.append(
-                BlueZRadioService(
-                    adapterIndex: index, settings: configuration.radioSettings, keys: keys, log: log, clock: clock, status: status, gate: gate,
-                    logger: Logger(label: "gaend.radio")))
+            services.append(BlueZRadioService(adapterIndex: index, beacon: beacon))
         } else if configuration.radio != .none {
-            services.append(
-                RadioService(
-                    spec: configuration.radio, settings: configuration.radioSettings, keys: keys, log: log, clock: clock, gate: gate, status: status,
-                    logger: Logger(label: "gaend.radio")))
+            services.append(RadioService(spec: configuration.radio, beacon: beacon))
         }
         if let worker { services.append(DetectionTimerService(worker: worker)) }
         let reloader = self
@@ -168,6 +152,7 @@ struct Gaend: AsyncParsableCommand {
                 do {
                     let next = try reloader.loadConfiguration()
                     await manager.reload(Self.managerSettings(next))
+                    threshold.level = Logger.Level(next.logLevel)
                     if next.radio != configuration.radio || next.dataDirectory != configuration.dataDirectory
                         || next.radioSettings != configuration.radioSettings
                         || next.bus != configuration.bus || next.servers != configuration.servers
@@ -207,5 +192,11 @@ struct Gaend: AsyncParsableCommand {
                 verificationURL: verification, apiKey: servers.verificationAPIKey, publishURL: publish, healthAuthorityID: servers.healthAuthorityID)
         }
         return settings
+    }
+}
+
+extension Logger.Level {
+    init(_ name: LogLevelName) {
+        self = Logger.Level(rawValue: name.rawValue) ?? .info
     }
 }

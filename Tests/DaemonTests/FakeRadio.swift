@@ -38,9 +38,3 @@ final class FakeRadio: BeaconRadio {
 
     func stopScanning() async throws { state.withLock { $0.scanning = false } }
 }
-
-/// Waits, without sleeping, until `condition` holds: the tasks under test run meanwhile. The
-/// suite's time limit bounds it.
-func until(_ condition: () async -> Bool) async {
-    while await !condition() { await Task.yield() }
-}

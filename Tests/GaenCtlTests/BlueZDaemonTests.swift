@@ -66,16 +66,9 @@ struct BlueZDaemonTests {
             }
         }
 
-        /// Polls `condition` (bounded: 30 s) and fails the test naming what did not happen.
+        /// `eventually`, with what gaend wrote to stderr if it never happens.
         func waitUntil(_ what: String, _ condition: () async throws -> Bool) async throws {
-            let deadline = ContinuousClock.now.advanced(by: .seconds(30))
-            while try await !condition() {
-                guard ContinuousClock.now < deadline else {
-                    Issue.record("timed out waiting for \(what); gaend said:\n\(stderr)")
-                    throw CancellationError()
-                }
-                try await Task.sleep(for: .milliseconds(100))
-            }
+            try await eventually(what, explain: { "gaend said:\n\(stderr)" }, condition)
         }
 
         func occurrences(_ text: String) -> Int { stderr.components(separatedBy: text).count - 1 }
@@ -214,7 +207,7 @@ struct ManagerRadioTests {
         let watch = try ManagerDaemonTests.startWatch(harness, output: watchOutput, count: nil)
         defer { if watch.isRunning { kill(watch.processIdentifier, SIGKILL) } }
         #expect(try harness.ctl(["enable"]).status == 0)
-        try eventually("active") { try status() == "active" }
+        try await eventually("active") { try status() == "active" }
         #expect(try harness.status()["Advertising"] as? Bool == true)
         #expect(try await advertisements() == 1)
 
@@ -225,23 +218,23 @@ struct ManagerRadioTests {
             if seen?.first == .boolean(true) { break }
             try await Task.sleep(for: .milliseconds(20))
         }
-        try eventually("the sighting counted") { try harness.status()["SightingsToday"] as? Int ?? 0 >= 1 }
+        try await eventually("the sighting counted") { try harness.status()["SightingsToday"] as? Int ?? 0 >= 1 }
         #expect(try harness.status()["LastScanTime"] as? Int ?? 0 > 0)
 
         // Adapter off and on.
         _ = try await control.call(
             destination: "org.bluez", path: "/org/bluez/hci0", interface: "org.freedesktop.DBus.Properties", member: "Set",
             [.string("org.bluez.Adapter1"), .string("Powered"), .variant(.boolean(false))])
-        try eventually("bluetooth-off") { try status() == "bluetooth-off" }
+        try await eventually("bluetooth-off") { try status() == "bluetooth-off" }
         #expect(try harness.status()["Advertising"] as? Bool == false)
         _ = try await control.call(
             destination: "org.bluez", path: "/org/bluez/hci0", interface: "org.freedesktop.DBus.Properties", member: "Set",
             [.string("org.bluez.Adapter1"), .string("Powered"), .variant(.boolean(true))])
-        try eventually("active again") { try status() == "active" }
+        try await eventually("active again") { try status() == "active" }
 
         // Disabled: advertising and discovery stop; keys and data stay.
         #expect(try harness.ctl(["disable"]).status == 0)
-        try eventually("disabled") { try status() == "disabled" }
+        try await eventually("disabled") { try status() == "disabled" }
         try await eventually("advertisement withdrawn") { (try? await advertisements()) == 0 }
         try await eventually("discovery stopped") { (try? await discovering()) == 0 }
         #expect(try harness.status()["SightingsToday"] as? Int ?? 0 >= 1)

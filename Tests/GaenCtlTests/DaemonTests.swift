@@ -92,8 +92,7 @@ struct DaemonTests {
             (try? ContactLogReader(dataDirectory: DataDirectory(path: "\(directory.path)/d")).verify().segments.reduce(0) { $0 + $1.scanWindows }) ?? 0
         }
         func waitForMoreWindows(than count: Int) async throws {
-            let deadline = ContinuousClock.now.advanced(by: .seconds(30))
-            while windows() <= count && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
+            try await eventually("more than \(count) scan windows") { windows() > count }
         }
         try await waitForMoreWindows(than: 0)
         #expect(windows() > 0)
@@ -174,11 +173,7 @@ struct DaemonTests {
         func stderr(_ index: Int) -> String {
             (try? String(contentsOfFile: "\(directory.path)/stderr\(index)", encoding: .utf8)) ?? ""
         }
-        func waitUntil(_ condition: () -> Bool) async throws {
-            let deadline = ContinuousClock.now.advanced(by: .seconds(30))
-            while !condition() && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(200)) }
-        }
-        try await waitUntil { !aggregates(0).isEmpty && !aggregates(1).isEmpty }
+        try await eventually("both daemons to log the other") { !aggregates(0).isEmpty && !aggregates(1).isEmpty }
         #expect(!aggregates(0).isEmpty && !aggregates(1).isEmpty)
         let refused = (0..<2).map(stderr).joined()
         #expect(refused.contains("controller fault; re-initializing"))
@@ -187,9 +182,11 @@ struct DaemonTests {
         // The faults: afterwards each daemon reports the hardware error, comes back, and hears the
         // other again (an aggregate whose first sighting follows the faults).
         fixture.injectFaults()
-        try await waitUntil { (0..<2).allSatisfy { stderr($0).contains("reason=the controller reported a hardware error") } }
+        try await eventually("both daemons to report the hardware error") {
+            (0..<2).allSatisfy { stderr($0).contains("reason=the controller reported a hardware error") }
+        }
         let faultTime = SystemWallClock().now()
-        try await waitUntil { (0..<2).allSatisfy { index in aggregates(index).contains { $0.firstSeen > faultTime } } }
+        try await eventually("sightings after the faults") { (0..<2).allSatisfy { index in aggregates(index).contains { $0.firstSeen > faultTime } } }
         for index in 0..<2 {
             #expect(stderr(index).contains("hci.code=0x42"))
             #expect(stderr(index).contains("reason=the controller reported a hardware error"))

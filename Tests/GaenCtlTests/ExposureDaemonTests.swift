@@ -73,7 +73,7 @@ struct ExposureDaemonTests {
         // The answer comes first, after the progress lines.
         let answer = detected.standardOutput.split(separator: "\n").first { !$0.hasPrefix("progress") }
         #expect(answer?.hasPrefix("exposure on \(day) (score ") == true, "\(detected.standardOutput)")
-        try eventually("DetectionFinished") { (try? String(contentsOfFile: watchOutput, encoding: .utf8))?.contains("DetectionFinished") == true }
+        try await eventually("DetectionFinished") { (try? String(contentsOfFile: watchOutput, encoding: .utf8))?.contains("DetectionFinished") == true }
         let watchedSoFar = (try? String(contentsOfFile: watchOutput, encoding: .utf8)) ?? ""
         #expect(watchedSoFar.contains("ExposureDetected"), "\(watchedSoFar)\n\(detected.standardOutput)")
         let signalled = try String(contentsOfFile: watchOutput, encoding: .utf8)
@@ -102,7 +102,7 @@ struct ExposureDaemonTests {
         #expect(status.dropFirst(2).first?.hasPrefix("\tLastExposureTime: \(day)T09:00:00Z") == true, "\(status)")
         #expect(try harness.status()["ExposureDays"] as? [String] == [day.description])
         // The answer was announced with PropertiesChanged.
-        try eventually("ExposureDays in PropertiesChanged") {
+        try await eventually("ExposureDays in PropertiesChanged") {
             (try? String(contentsOfFile: watchOutput, encoding: .utf8))?.contains(#""ExposureDays":[""# + day.description) == true
         }
         // ResetAllData deletes the stored results with everything else.

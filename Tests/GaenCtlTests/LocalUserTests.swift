@@ -21,7 +21,7 @@ struct LocalUserTests {
         // Yesterday's and today's keys, as a beacon that advertised would have (radio none makes none).
         let directory = try TemporaryDirectory()
         let yesterday = ManualClock(SystemWallClock().now().adding(seconds: -86_400))
-        let schedule = try await KeySchedule(
+        let schedule = try KeySchedule(
             dataDirectory: DataDirectory(path: directory.path + "/data"), clock: yesterday,
             logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
         _ = try await schedule.currentKey()
@@ -40,7 +40,7 @@ struct LocalUserTests {
         #expect(!keys.isEmpty, "\(released.standardOutput)")
         // A member of the group switches gaend off: a broadcast every receiver sees, after the keys.
         #expect(try AuthorizationTests.asNobody(harness, group: "100", ["disable"]).status == 0)
-        try eventually("the watch to see the switch") { (try? String(contentsOfFile: output, encoding: .utf8))?.contains(#""Enabled":false"#) == true }
+        try await eventually("the watch to see the switch") { (try? String(contentsOfFile: output, encoding: .utf8))?.contains(#""Enabled":false"#) == true }
         let watched = try String(contentsOfFile: output, encoding: .utf8)
         #expect(!watched.contains("DiagnosisKeysAvailable"), "\(watched)")
         for key in keys { #expect(!watched.contains(key["key"] as? String ?? "-"), "a key reached nobody") }

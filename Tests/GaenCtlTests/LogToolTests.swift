@@ -61,6 +61,17 @@ import Testing
         #expect(!(try ToolRunner.run("gaenctl", ["tools", "log", "stats", "--data-dir", data, "--json"]).standardOutput.contains(someRPI)))
     }
 
+    /// Reading tools default to the daemon's data directory, as the docs say; append, which
+    /// writes synthetic sightings, never does.
+    @Test func readersDefaultToTheDaemonsDataDirectoryAndAppendNever() throws {
+        let stats = try ToolRunner.run("gaenctl", ["log", "stats"])
+        #expect(stats.status == 0 || stats.standardError.contains("/var/lib/gaend"), "\(stats.standardError)")
+        #expect(stats.status != 2)
+        let append = try ToolRunner.run("gaenctl", ["tools", "log", "append", "--aggregates", "1"])
+        #expect(append.status == 2)
+        #expect(append.standardError.contains("--data-dir: append writes synthetic sightings"))
+    }
+
     @Test func exportHonoursTheDayRange() throws {
         try append(600, days: 3)
         let (status, all) = try json(["tools", "log", "export", "--data-dir", data])

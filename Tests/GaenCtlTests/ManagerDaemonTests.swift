@@ -58,6 +58,17 @@ struct ManagerDaemonTests {
         #expect(Set(properties.keys) == Set(StatusCommandOrder.names))
         #expect(properties["DetectionsRemaining"] as? Int == 6)
 
+        // Global options before the command, as with systemctl and busctl; get prints a value alone.
+        let first = try ToolRunner.run("gaenctl", ["--bus", harness.bus.address, "--json", "status"])
+        #expect(first.status == 0)
+        #expect((try? JSONSerialization.jsonObject(with: Data(first.standardOutput.utf8)) as? [String: Any])?["Region"] as? String == "CH")
+        #expect(try ToolRunner.run("gaenctl", ["--bus=\(harness.bus.address)", "get", "region"]).standardOutput == "CH\n")
+        #expect(try harness.ctl(["get", "LastDetectionTime"]).standardOutput == "never\n")
+        #expect(try harness.ctl(["get", "DetectionsRemaining", "--json"]).standardOutput == #"{"DetectionsRemaining":6}"# + "\n")
+        let noSuchProperty = try harness.ctl(["get", "Colour"])
+        #expect(noSuchProperty.status == 2)
+        #expect(noSuchProperty.standardError.contains("no property 'Colour'; gaend has Status, "))
+
         // watch sees the property changes enable causes.
         let watchOutput = "\(files.path)/watch.out"
         let watch = try Self.startWatch(harness, output: watchOutput, count: 1)
@@ -79,7 +90,10 @@ struct ManagerDaemonTests {
         #expect(testKeys.first?["rolling_period"] as? Int == 144)
         let released = try harness.json(["keys"]) as? [[String: Any]] ?? []
         #expect(released.allSatisfy { ($0["rolling_period"] as? Int ?? 144) < 144 })
-        #expect(try harness.ctl(["keys"]).standardOutput.contains("rolling start"))
+        let human = try harness.ctl(["keys"]).standardOutput
+        #expect(human.contains("rolling start"))
+        #expect(human.contains("The current key was cut short at ") && human.contains("which the beacon advertises from now on."))
+        #expect(!(try harness.ctl(["keys", "--test"]).standardOutput.contains("cut short")))
 
         // Pre-authorization: one release, then none.
         #expect(try harness.ctl(["preauthorize"]).status == 0)
@@ -110,7 +124,7 @@ struct ManagerDaemonTests {
         let resultFiles = result?["files"] as? [[String: Any]]
         #expect(resultFiles?.first?["verdict"] as? String == "verified")
         #expect((result?["statistics"] as? [String: Any])?["keys"] as? Int == 50)
-        try eventually("DetectionFinished in watch") {
+        try await eventually("DetectionFinished in watch") {
             (try? String(contentsOfFile: "\(files.path)/detect-watch.out", encoding: .utf8))?.contains("DetectionFinished") == true
         }
         kill(detectWatch.processIdentifier, SIGTERM)
@@ -170,7 +184,7 @@ struct ManagerDaemonTests {
         // SIGHUP reads the configuration again.
         try "region = DE\ntest-mode = true\n".write(toFile: config, atomically: true, encoding: .utf8)
         kill(harness.daemon.processIdentifier, SIGHUP)
-        try eventually("the new region") { try harness.status()["Region"] as? String == "DE" }
+        try await eventually("the new region") { try harness.status()["Region"] as? String == "DE" }
 
         // A second daemon is refused: the name is taken.
         let second = try ToolRunner.run("gaend", ["--radio", "none", "--bus", harness.bus.address, "--data-dir", "\(files.path)/second"])
@@ -196,10 +210,10 @@ struct ManagerDaemonTests {
     /// `gaenctl watch --json` writing to `output`; returns once it is watching.
     /// `gaenctl watch --json` in the background; with `user`, run through setpriv with those
     /// arguments (`--reuid=65534 …`), as another local user.
-    static func startWatch(_ harness: ManagerHarness, output: String, count: Int?, user: [String] = []) throws -> Process {
+    static func startWatch(_ harness: ManagerHarness, output: String, count: Int?, user: [String] = [], json: Bool = true) throws -> Process {
         let process = Process()
         let gaenctl = try ToolRunner.productsDirectory().appendingPathComponent("gaenctl")
-        let watch = ["watch", "--json", "--bus", harness.bus.address] + (count.map { ["--count", "\($0)"] } ?? [])
+        let watch = ["watch", "--bus", harness.bus.address] + (json ? ["--json"] : []) + (count.map { ["--count", "\($0)"] } ?? [])
         process.executableURL = user.isEmpty ? gaenctl : URL(fileURLWithPath: "/usr/bin/setpriv")
         process.arguments = user.isEmpty ? watch : user + [gaenctl.path] + watch
         _ = FileManager.default.createFile(atPath: output, contents: nil)
@@ -208,6 +222,30 @@ struct ManagerDaemonTests {
         try process.run()
         try eventually("watch to start") { (try? String(contentsOfFile: output, encoding: .utf8))?.contains("watching") == true }
         return process
+    }
+
+    /// watch as a person reads it: each line stamped with the time (UTC), times as dates, and a
+    /// line when gaend leaves the bus and when it is back; the watch itself goes on.
+    @Test func watchStampsLinesAndSeesTheDaemonLeaveAndReturn() async throws {
+        let harness = try ManagerHarness(["--radio", "none"])
+        let files = try TemporaryDirectory()
+        let output = "\(files.path)/watch.out"
+        let watch = try Self.startWatch(harness, output: output, count: nil, json: false)
+        defer { if watch.isRunning { kill(watch.processIdentifier, SIGKILL) } }
+        func watched() -> String { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
+        _ = try harness.ctl(["enable"])
+        try await eventually("the switch in watch", explain: { watched() }) { watched().contains("[CHG] Enabled: yes") }
+        harness.stop()
+        try await eventually("gaend leaving") { watched().contains("[BUS] gaend left ") }
+        try harness.start()
+        try await eventually("gaend returning") { watched().contains("[BUS] gaend is back on ") }
+        #expect(watch.isRunning)
+        let stamp = #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \["#
+        for line in watched().split(separator: "\n").dropFirst() {
+            #expect(String(line).range(of: stamp, options: .regularExpression) != nil, "\(line)")
+        }
+        kill(watch.processIdentifier, SIGTERM)
+        watch.waitUntilExit()
     }
 
     @Test func garbageArgumentsAndVanishingClientsLeaveTheDaemonStanding() async throws {
@@ -265,7 +303,7 @@ struct ManagerDaemonTests {
         let busy = await managerError("DetectExposures", [.string("")])
         #expect(busy?.name.rawValue == "org.gaend.Error.InProgress")
         try await server.release("/exports/index.txt")
-        try eventually("the abandoned run to finish") { try harness.status()["LastDetectionTime"] as? Int ?? 0 > 0 }
+        try await eventually("the abandoned run to finish") { try harness.status()["LastDetectionTime"] as? Int ?? 0 > 0 }
         #expect(harness.daemon.isRunning)
         #expect(try harness.ctl(["status"]).status == 0)
         harness.stop()

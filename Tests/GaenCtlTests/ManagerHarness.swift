@@ -76,27 +76,3 @@ final class ManagerHarness: @unchecked Sendable {
         if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) }
     }
 }
-
-/// Polls `condition` for up to 30 s.
-func eventually(_ what: String, _ condition: () throws -> Bool) throws {
-    let deadline = ContinuousClock.now.advanced(by: .seconds(30))
-    while try !condition() {
-        guard ContinuousClock.now < deadline else {
-            Issue.record("timed out waiting for \(what)")
-            throw CancellationError()
-        }
-        usleep(50_000)
-    }
-}
-
-/// `eventually` for async conditions.
-func eventually(_ what: String, _ condition: () async throws -> Bool) async throws {
-    let deadline = ContinuousClock.now.advanced(by: .seconds(30))
-    while try await !condition() {
-        guard ContinuousClock.now < deadline else {
-            Issue.record("timed out waiting for \(what)")
-            throw CancellationError()
-        }
-        try await Task.sleep(for: .milliseconds(50))
-    }
-}

@@ -6,13 +6,13 @@ import Glibc
 /// python-dbusmock with the project's bluetoothd-like template (testbed/bluez_template.py) on a
 /// private bus. The mock can be stopped and started again under a running client, as bluetoothd
 /// restarting would. Ended by its PID when the value goes.
-public final class BlueZMockFixture: @unchecked Sendable {
+package final class BlueZMockFixture: @unchecked Sendable {
     // @unchecked: `mock` is replaced only by `start()`/`stop()`, which the test calls in sequence.
-    public let bus: DBusDaemonFixture
+    package let bus: DBusDaemonFixture
     private var mock: Process?
 
     /// The venv's python, from `make check` (GAEND_DBUSMOCK_PYTHON) or the default place.
-    public static var python: String? {
+    package static var python: String? {
         if let path = ProcessInfo.processInfo.environment["GAEND_DBUSMOCK_PYTHON"], FileManager.default.isExecutableFile(atPath: path) {
             return path
         }
@@ -20,13 +20,13 @@ public final class BlueZMockFixture: @unchecked Sendable {
         return FileManager.default.isExecutableFile(atPath: local) ? local : nil
     }
 
-    public init() throws {
+    package init() throws {
         bus = try DBusDaemonFixture()
         try start()
     }
 
     /// Starts the mock and returns once it owns org.bluez.
-    public func start() throws {
+    package func start() throws {
         guard let python = Self.python else { throw ToolRunnerError(message: "no dbusmock venv: run make test-peers") }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: python)
@@ -51,7 +51,7 @@ public final class BlueZMockFixture: @unchecked Sendable {
     }
 
     /// Ends the mock (SIGKILL: bluetoothd crashing; the bus announces its name has no owner).
-    public func stop() {
+    package func stop() {
         if let mock, mock.isRunning {
             kill(mock.processIdentifier, SIGKILL)
             mock.waitUntilExit()

@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import Foundation
+package import Foundation
 import Glibc
 
 /// testbed/controllers.py: linked virtual controllers on Bumble, each on a unix socket in a fresh
 /// directory. Started by the test, ended by its PID when the value goes away.
-public final class BumbleFixture: @unchecked Sendable {
+package final class BumbleFixture: @unchecked Sendable {
     // @unchecked: set in init, read-only after.
     let process: Process
     let directory: String
-    public let sockets: [String]
+    package let sockets: [String]
 
     /// The venv's python, from `make check` (GAEND_BUMBLE_PYTHON) or the default place.
-    public static var python: String? {
+    package static var python: String? {
         if let path = ProcessInfo.processInfo.environment["GAEND_BUMBLE_PYTHON"], FileManager.default.isExecutableFile(atPath: path) {
             return path
         }
@@ -20,14 +20,14 @@ public final class BumbleFixture: @unchecked Sendable {
         return FileManager.default.isExecutableFile(atPath: local) ? local : nil
     }
 
-    public static var root: URL {
+    package static var root: URL {
         var url = URL(fileURLWithPath: #filePath)
         for _ in 0..<3 { url.deleteLastPathComponent() }
         return url
     }
 
     /// - Parameter socketsIn: reuse these socket paths (a controller coming back where it was).
-    public init(controllers: Int, arguments: [String] = [], socketsIn existing: [String]? = nil) throws {
+    package init(controllers: Int, arguments: [String] = [], socketsIn existing: [String]? = nil) throws {
         guard let python = Self.python else { throw POSIXError(.ENOENT) }
         let directory = FileManager.default.temporaryDirectory.path + "/gaend-bumble-" + UUID().uuidString.prefix(8)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
@@ -53,12 +53,12 @@ public final class BumbleFixture: @unchecked Sendable {
 
     /// SIGUSR1: every controller sends its host a malformed advertising report and a Hardware
     /// Error event.
-    public func injectFaults() {
+    package func injectFaults() {
         if process.isRunning { kill(process.processIdentifier, SIGUSR1) }
     }
 
     /// Ends the fixture (SIGKILL: no clean-up, as a crash would).
-    public func stop() {
+    package func stop() {
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()

@@ -5,16 +5,16 @@ import Glibc
 
 /// A private `dbus-daemon` for one test: its own socket in a fresh directory, a configuration that
 /// lets everyone own, send and receive (or the one given), ended by its PID when the value goes.
-public final class DBusDaemonFixture: @unchecked Sendable {
+package final class DBusDaemonFixture: @unchecked Sendable {
     // @unchecked: set in init, read-only after.
     let process: Process
-    public let directory: String
+    package let directory: String
     /// `unix:path=...`, for DBUS_SYSTEM_BUS_ADDRESS or `busctl --address`.
-    public let address: String
+    package let address: String
     /// Something the bus configuration refers to (an included file's directory), kept alive with it.
     private let kept: AnyObject?
 
-    public static let allowAll = """
+    package static let allowAll = """
         <busconfig>
           <type>system</type>
           <listen>unix:path=@SOCKET@</listen>
@@ -36,7 +36,7 @@ public final class DBusDaemonFixture: @unchecked Sendable {
         """
 
     /// - Parameter configuration: a bus configuration with `@SOCKET@` where the socket path goes.
-    public init(configuration: String = DBusDaemonFixture.allowAll, keeping kept: AnyObject? = nil) throws {
+    package init(configuration: String = DBusDaemonFixture.allowAll, keeping kept: AnyObject? = nil) throws {
         self.kept = kept
         let directory = FileManager.default.temporaryDirectory.path + "/gaend-bus-" + UUID().uuidString.prefix(8)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
@@ -59,11 +59,11 @@ public final class DBusDaemonFixture: @unchecked Sendable {
         address = String(line)
     }
 
-    public var isRunning: Bool { process.isRunning }
+    package var isRunning: Bool { process.isRunning }
 
     /// Ends the bus. SIGKILL: a child of Foundation's Process inherits the test runner's blocked
     /// signal mask, so SIGTERM would wait in the queue forever.
-    public func stop() {
+    package func stop() {
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
@@ -79,7 +79,7 @@ public final class DBusDaemonFixture: @unchecked Sendable {
 extension ToolRunner {
     /// `runProgram` on a thread of its own, so the waiting does not hold one of the few threads
     /// the tasks answering the program (exported D-Bus objects) need.
-    public static func runProgramDetached(_ path: String, _ arguments: [String], environment: [String: String]? = nil) async throws -> ToolRun {
+    package static func runProgramDetached(_ path: String, _ arguments: [String], environment: [String: String]? = nil) async throws -> ToolRun {
         try await withCheckedThrowingContinuation { continuation in
             let thread = Thread {
                 continuation.resume(with: Result { try runProgram(path, arguments, environment: environment) })

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import Foundation
-public import Testing
+package import Foundation
+package import Testing
 
 /// A task executor whose threads grow with the work: a job that finds no idle thread gets a new
 /// one, and a thread idle for a second ends.
@@ -12,18 +12,18 @@ public import Testing
 /// stands still with its time limit running. One such wait (the key-server load run, 35 s) made
 /// tests that take 0.2 s alone report 38 s; on a slower machine that runs 1-minute limits out. The
 /// pool is left to the code under test: its own tasks (D-Bus answers among them) run there.
-public final class ElasticExecutor: TaskExecutor, @unchecked Sendable {
+package final class ElasticExecutor: TaskExecutor, @unchecked Sendable {
     // @unchecked: every stored property below is read and written under `condition`.
     private let condition = NSCondition()
     private var pending: [UnownedJob] = []
     private var idle = 0
     private let idleLifetime: TimeInterval
 
-    public init(idleLifetime: TimeInterval = 1) {
+    package init(idleLifetime: TimeInterval = 1) {
         self.idleLifetime = idleLifetime
     }
 
-    public func enqueue(_ job: consuming ExecutorJob) {
+    package func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         condition.lock()
         pending.append(job)
@@ -69,10 +69,10 @@ public final class ElasticExecutor: TaskExecutor, @unchecked Sendable {
 /// Runs a suite (or a test) on an `ElasticExecutor` of its own, so that what it waits for
 /// synchronously holds none of the cooperative pool's threads. Every suite has it but the
 /// microsecond ones of ENCoreTests and ENCryptoTests (whose targets do not link the support module).
-public struct OwnThreadsTrait: SuiteTrait, TestTrait, TestScoping {
-    public var isRecursive: Bool { false }
+package struct OwnThreadsTrait: SuiteTrait, TestTrait, TestScoping {
+    package var isRecursive: Bool { false }
 
-    public func provideScope(
+    package func provideScope(
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
         try await withTaskExecutorPreference(ElasticExecutor()) { try await function() }
@@ -81,5 +81,5 @@ public struct OwnThreadsTrait: SuiteTrait, TestTrait, TestScoping {
 
 extension Trait where Self == OwnThreadsTrait {
     /// See `OwnThreadsTrait`.
-    public static var ownThreads: Self { Self() }
+    package static var ownThreads: Self { Self() }
 }

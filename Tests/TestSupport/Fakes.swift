@@ -1,31 +1,31 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ENCore
-public import ENCrypto
+package import ENCore
+package import ENCrypto
 import Synchronization
 
 /// A wall clock the test sets and advances.
-public final class ManualClock: WallClock {
+package final class ManualClock: WallClock {
     private let time: Mutex<UnixTime>
 
-    public init(_ time: UnixTime) {
+    package init(_ time: UnixTime) {
         self.time = Mutex(time)
     }
 
-    public func now() -> UnixTime { time.withLock { $0 } }
+    package func now() -> UnixTime { time.withLock { $0 } }
 
-    public func set(_ newTime: UnixTime) { time.withLock { $0 = newTime } }
+    package func set(_ newTime: UnixTime) { time.withLock { $0 = newTime } }
 
-    public func advance(seconds: Int64) { time.withLock { $0 = $0.adding(seconds: seconds) } }
+    package func advance(seconds: Int64) { time.withLock { $0 = $0.adding(seconds: seconds) } }
 }
 
 /// Key bytes 00 00 ... n: predictable, and different for every key.
-public final class CountingRandom: RandomBytesSource {
+package final class CountingRandom: RandomBytesSource {
     private let counter = Mutex<UInt8>(0)
 
-    public init() {}
+    package init() {}
 
-    public func fill(_ buffer: UnsafeMutableRawBufferPointer) throws(CryptoError) {
+    package func fill(_ buffer: UnsafeMutableRawBufferPointer) throws(CryptoError) {
         let value = counter.withLock { count in
             count &+= 1
             return count
@@ -36,15 +36,15 @@ public final class CountingRandom: RandomBytesSource {
 }
 
 /// A random source that has run dry.
-public struct FailingRandom: RandomBytesSource {
-    public init() {}
+package struct FailingRandom: RandomBytesSource {
+    package init() {}
 
-    public func fill(_ buffer: UnsafeMutableRawBufferPointer) throws(CryptoError) {
+    package func fill(_ buffer: UnsafeMutableRawBufferPointer) throws(CryptoError) {
         throw CryptoError(operation: "drawing random bytes", reason: "entropy source unavailable")
     }
 }
 
 extension UnixTime {
     /// 2020-04-02T00:00:00Z, interval 2642976: the vectors' key day.
-    public static let vectorDay = UnixTime(seconds: 1_585_785_600)
+    package static let vectorDay = UnixTime(seconds: 1_585_785_600)
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import Foundation
+package import Foundation
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
@@ -8,14 +8,14 @@ import Glibc
 
 /// A real HTTP server on loopback (testbed/http_fixture.py) that a test scripts route by route. It
 /// is ended by its PID when the value goes away.
-public final class HTTPFixture: @unchecked Sendable {
+package final class HTTPFixture: @unchecked Sendable {
     // @unchecked: `process` is set in init and only read after.
     private let process: Process
-    public let port: Int
+    package let port: Int
 
-    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    package var baseURL: String { "http://127.0.0.1:\(port)" }
 
-    public init() throws {
+    package init() throws {
         var script = URL(fileURLWithPath: #filePath)
         for _ in 0..<3 { script.deleteLastPathComponent() }  // Tests/TestSupport/HTTPFixture.swift → root
         script.appendPathComponent("testbed/http_fixture.py")
@@ -40,18 +40,18 @@ public final class HTTPFixture: @unchecked Sendable {
     }
 
     /// How one path answers.
-    public struct Route: Sendable {
-        public var status = 200
-        public var body: [UInt8] = []
-        public var headers: [String: String] = [:]
-        public var delaySeconds = 0.0
-        public var truncate = false
-        public var repeatBody = 1
-        public var failTimes = 0
+    package struct Route: Sendable {
+        package var status = 200
+        package var body: [UInt8] = []
+        package var headers: [String: String] = [:]
+        package var delaySeconds = 0.0
+        package var truncate = false
+        package var repeatBody = 1
+        package var failTimes = 0
         /// Requests wait for `release(_:)` (at most 120 s) before they are answered.
-        public var held = false
+        package var held = false
 
-        public init(
+        package init(
             status: Int = 200, body: [UInt8] = [], headers: [String: String] = [:], delaySeconds: Double = 0, truncate: Bool = false,
             repeatBody: Int = 1, failTimes: Int = 0, held: Bool = false
         ) {
@@ -65,17 +65,17 @@ public final class HTTPFixture: @unchecked Sendable {
             self.held = held
         }
 
-        public static func text(_ text: String, status: Int = 200) -> Route {
+        package static func text(_ text: String, status: Int = 200) -> Route {
             Route(status: status, body: Array(text.utf8), headers: ["Content-Type": "text/plain"])
         }
 
-        public static func json(_ text: String, status: Int = 200) -> Route {
+        package static func json(_ text: String, status: Int = 200) -> Route {
             Route(status: status, body: Array(text.utf8), headers: ["Content-Type": "application/json"])
         }
     }
 
     /// Sets (or replaces) the answers of some paths.
-    public func set(_ routes: [String: Route]) async throws {
+    package func set(_ routes: [String: Route]) async throws {
         var object = [String: Any]()
         for (path, route) in routes {
             object[path] = [
@@ -88,21 +88,21 @@ public final class HTTPFixture: @unchecked Sendable {
     }
 
     /// Lets the held requests of `path` (and any later ones) be answered.
-    public func release(_ path: String) async throws {
+    package func release(_ path: String) async throws {
         _ = try await call("/_control/release", body: try JSONSerialization.data(withJSONObject: ["path": path]))
     }
 
     /// A request the server received.
-    public struct Request: Sendable {
-        public var method: String
-        public var path: String
+    package struct Request: Sendable {
+        package var method: String
+        package var path: String
         /// Header names in lowercase.
-        public var headers: [String: String]
-        public var body: Data
+        package var headers: [String: String]
+        package var body: Data
     }
 
     /// Every request received, oldest first (control calls excluded).
-    public func requests() async throws -> [Request] {
+    package func requests() async throws -> [Request] {
         let data = try await call("/_requests", body: nil)
         let list = try JSONSerialization.jsonObject(with: data) as? [[String: Any]] ?? []
         return list.map {

@@ -13,9 +13,9 @@ import Synchronization
 /// The programs are started with posix_spawn, not Foundation's Process: Process learns that a
 /// child ended when a socket the child inherits is closed, and the server pg_ctl leaves behind
 /// inherits it too, so waiting for pg_ctl would wait for the server.
-public final class PostgreSQLServer: @unchecked Sendable {
+package final class PostgreSQLServer: @unchecked Sendable {
     // @unchecked: everything is set in init and read-only after, except `stopped` (a Mutex).
-    public let port: Int
+    package let port: Int
     let directory: String
     let binaries: String
     let postmaster: pid_t
@@ -25,15 +25,15 @@ public final class PostgreSQLServer: @unchecked Sendable {
     /// The directory of initdb, pg_ctl and postgres: GAEND_POSTGRES_BIN when set (make check sets
     /// it, so that missing binaries fail the tests instead of skipping them), else Debian's
     /// PostgreSQL 15 when installed.
-    public static var binaries: String? {
+    package static var binaries: String? {
         if let path = ProcessInfo.processInfo.environment["GAEND_POSTGRES_BIN"], !path.isEmpty { return path }
         let debian = "/usr/lib/postgresql/15/bin"
         return FileManager.default.isExecutableFile(atPath: debian + "/pg_ctl") ? debian : nil
     }
 
-    public static let unavailable = "no PostgreSQL server binaries: install postgresql-15 or set GAEND_POSTGRES_BIN (make check does)"
+    package static let unavailable = "no PostgreSQL server binaries: install postgresql-15 or set GAEND_POSTGRES_BIN (make check does)"
 
-    public init() throws {
+    package init() throws {
         guard let binaries = Self.binaries else { throw ToolRunnerError(message: Self.unavailable) }
         for tool in ["initdb", "pg_ctl", "postgres"] where !FileManager.default.isExecutableFile(atPath: binaries + "/" + tool) {
             throw ToolRunnerError(message: "GAEND_POSTGRES_BIN: \(binaries)/\(tool) is not an executable")
@@ -83,19 +83,19 @@ public final class PostgreSQLServer: @unchecked Sendable {
 
     /// A URL for the server's database `name` (its `postgres` superuser, no password). Locks
     /// wait at most 20 s, so a test that blocks on one fails rather than hangs.
-    public func url(database name: String = "postgres") -> String {
+    package func url(database name: String = "postgres") -> String {
         "postgresql://postgres@127.0.0.1:\(port)/\(name)?options=-c%20lock_timeout%3D20000"
     }
 
     /// A new, empty database for one test; returns its URL.
-    public func makeDatabase() throws -> String {
+    package func makeDatabase() throws -> String {
         let name = "test_" + UUID().uuidString.prefix(13).lowercased().replacingOccurrences(of: "-", with: "")
         try PostgreSQLConnection(url()).execute("CREATE DATABASE \(name)")
         return url(database: name)
     }
 
     /// Ends the server (idempotent): see `tearDown`.
-    public func stop() {
+    package func stop() {
         let alreadyStopped = stopped.withLock { done in
             defer { done = true }
             return done

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import Testing
+package import Testing
 
 extension PostgreSQLServer {
     /// The server of the suite being run, when it has the `.postgreSQLServer` trait and the
     /// binaries are there.
-    @TaskLocal public static var current: PostgreSQLServer?
+    @TaskLocal package static var current: PostgreSQLServer?
 
     /// The server of the suite being run, or an error saying the suite lacks the trait.
-    public static func required() throws -> PostgreSQLServer {
+    package static func required() throws -> PostgreSQLServer {
         guard let current else { throw ToolRunnerError(message: "no PostgreSQL server: give the suite the .postgreSQLServer trait") }
         return current
     }
@@ -18,10 +18,10 @@ extension PostgreSQLServer {
 /// its first test and stopped after its last, whatever happened in between. Without the
 /// binaries (and without GAEND_POSTGRES_BIN) the suite runs with no server, so its SQLite cases
 /// still run; with GAEND_POSTGRES_BIN set, a server that cannot start fails the suite.
-public struct PostgreSQLServerTrait: SuiteTrait, TestScoping {
-    public var isRecursive: Bool { false }
+package struct PostgreSQLServerTrait: SuiteTrait, TestScoping {
+    package var isRecursive: Bool { false }
 
-    public func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
+    package func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
         // initdb and pg_ctl are waited for, and so are the suite's tools: its own threads (see
         // OwnThreadsTrait), so that none of this holds the cooperative pool.
         try await withTaskExecutorPreference(ElasticExecutor()) {
@@ -35,5 +35,5 @@ public struct PostgreSQLServerTrait: SuiteTrait, TestScoping {
 
 extension Trait where Self == PostgreSQLServerTrait {
     /// A private PostgreSQL server for the suite.
-    public static var postgreSQLServer: Self { PostgreSQLServerTrait() }
+    package static var postgreSQLServer: Self { PostgreSQLServerTrait() }
 }

@@ -3,10 +3,10 @@
 import Foundation
 
 /// A fresh directory under the system's temporary directory, removed when the test is done.
-public final class TemporaryDirectory {
-    public let path: String
+package final class TemporaryDirectory {
+    package let path: String
 
-    public init() throws {
+    package init() throws {
         let base = FileManager.default.temporaryDirectory.path
         path = base + "/gaend-test-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
@@ -16,7 +16,7 @@ public final class TemporaryDirectory {
         try? FileManager.default.removeItem(atPath: path)
     }
 
-    public func entries() throws -> [String] {
+    package func entries() throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: path).sorted()
     }
 }

@@ -3,32 +3,32 @@
 import Synchronization
 
 /// A monotonic instant of the test clocks: a count of nanoseconds from zero.
-public struct TestInstant: InstantProtocol, Sendable {
-    public var offset: Duration
+package struct TestInstant: InstantProtocol, Sendable {
+    package var offset: Duration
 
-    public init(offset: Duration) { self.offset = offset }
+    package init(offset: Duration) { self.offset = offset }
 
-    public func advanced(by duration: Duration) -> TestInstant { TestInstant(offset: offset + duration) }
-    public func duration(to other: TestInstant) -> Duration { other.offset - offset }
-    public static func < (lhs: TestInstant, rhs: TestInstant) -> Bool { lhs.offset < rhs.offset }
+    package func advanced(by duration: Duration) -> TestInstant { TestInstant(offset: offset + duration) }
+    package func duration(to other: TestInstant) -> Duration { other.offset - offset }
+    package static func < (lhs: TestInstant, rhs: TestInstant) -> Bool { lhs.offset < rhs.offset }
 }
 
 /// A clock whose sleeps return at once: each records how long it was asked to sleep and moves the
 /// clock's time to its deadline. With `limit`, every sleep past that many is still recorded but
 /// throws CancellationError, which ends a loop that sleeps between rounds (a timer, a backoff).
-public final class RecordingClock: Clock, Sendable {
+package final class RecordingClock: Clock, Sendable {
     private let state = Mutex((now: TestInstant(offset: .zero), sleeps: [Duration]()))
     private let limit: Int?
 
-    public init(limit: Int? = nil) { self.limit = limit }
+    package init(limit: Int? = nil) { self.limit = limit }
 
-    public var now: TestInstant { state.withLock { $0.now } }
-    public var minimumResolution: Duration { .nanoseconds(1) }
+    package var now: TestInstant { state.withLock { $0.now } }
+    package var minimumResolution: Duration { .nanoseconds(1) }
 
     /// The durations slept, in order.
-    public var recorded: [Duration] { state.withLock { $0.sleeps } }
+    package var recorded: [Duration] { state.withLock { $0.sleeps } }
 
-    public func sleep(until deadline: TestInstant, tolerance: Duration? = nil) async throws {
+    package func sleep(until deadline: TestInstant, tolerance: Duration? = nil) async throws {
         try state.withLock { state in
             state.sleeps.append(max(.zero, state.now.duration(to: deadline)))
             if let limit, state.sleeps.count > limit { throw CancellationError() }
@@ -40,7 +40,7 @@ public final class RecordingClock: Clock, Sendable {
 /// A clock that moves only when the test advances it: a sleep waits until `advance` passes its
 /// deadline, or throws CancellationError when its task is cancelled. A clock never advanced is a
 /// time that never comes (a deadline that never passes).
-public final class TestClock: Clock, Sendable {
+package final class TestClock: Clock, Sendable {
     private struct Sleeper {
         var id: Int
         var deadline: TestInstant
@@ -49,15 +49,19 @@ public final class TestClock: Clock, Sendable {
 
     private let state = Mutex((now: TestInstant(offset: .zero), sleepers: [Sleeper](), nextID: 0))
 
-    public init() {}
+    package init() {}
 
-    public var now: TestInstant { state.withLock { $0.now } }
-    public var minimumResolution: Duration { .nanoseconds(1) }
+    package var now: TestInstant { state.withLock { $0.now } }
+    package var minimumResolution: Duration { .nanoseconds(1) }
 
     /// How many sleeps are waiting: how a test knows the code under test has reached its sleep.
-    public var waiting: Int { state.withLock { $0.sleepers.count } }
+    package var waiting: Int { state.withLock { $0.sleepers.count } }
 
-    public func sleep(until deadline: TestInstant, tolerance: Duration? = nil) async throws {
+    /// When the waiting sleeps end, as offsets from the clock's start, earliest first: which sleep
+    /// the code under test is in.
+    package var deadlines: [Duration] { state.withLock { $0.sleepers.map(\.deadline.offset).sorted() } }
+
+    package func sleep(until deadline: TestInstant, tolerance: Duration? = nil) async throws {
         let id = state.withLock { state in
             state.nextID += 1
             return state.nextID
@@ -82,7 +86,7 @@ public final class TestClock: Clock, Sendable {
     }
 
     /// Moves time on by `duration` and wakes every sleep whose deadline it reaches.
-    public func advance(by duration: Duration) {
+    package func advance(by duration: Duration) {
         let woken = state.withLock { state -> [Sleeper] in
             state.now = state.now.advanced(by: duration)
             let now = state.now

@@ -1,19 +1,19 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import Foundation
+package import Foundation
 
 /// Runs one of the package's executables as a user would, and captures what it printed.
-public struct ToolRun: Sendable {
-    public var status: Int32
-    public var standardOutput: String
-    public var standardError: String
+package struct ToolRun: Sendable {
+    package var status: Int32
+    package var standardOutput: String
+    package var standardError: String
 }
 
-public enum ToolRunner {
+package enum ToolRunner {
     /// The directory the programs under test are taken from: `GAEND_PRODUCTS_DIR` when set (`make
     /// check` points it at the release build, the binaries `make install` ships, so that the process
     /// suites test what is installed), else the directory the test runner was built into.
-    public static func productsDirectory() throws -> URL {
+    package static func productsDirectory() throws -> URL {
         if let shipped = ProcessInfo.processInfo.environment["GAEND_PRODUCTS_DIR"], !shipped.isEmpty {
             return URL(fileURLWithPath: shipped)
         }
@@ -30,7 +30,7 @@ public enum ToolRunner {
 
     /// Runs `tool` (e.g. "gaenctl") with `arguments` and waits for it to exit; a tool still
     /// running after `limit` seconds is killed (exit 124), so a hang fails a test instead of CI.
-    public static func run(_ tool: String, _ arguments: [String], limit: Int = 120) throws -> ToolRun {
+    package static func run(_ tool: String, _ arguments: [String], limit: Int = 120) throws -> ToolRun {
         let executable = try productsDirectory().appendingPathComponent(tool)
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
             throw ToolRunnerError(message: "\(tool) is not built at \(executable.path)")
@@ -39,7 +39,7 @@ public enum ToolRunner {
     }
 
     /// Runs a program (a built tool, busctl, gdbus...) under `timeout` and waits for it.
-    public static func runProgram(_ path: String, _ arguments: [String], environment: [String: String]? = nil, limit: Int = 120) throws -> ToolRun {
+    package static func runProgram(_ path: String, _ arguments: [String], environment: [String: String]? = nil, limit: Int = 120) throws -> ToolRun {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
         process.arguments = ["-k", "5", "\(limit)", path] + arguments
@@ -60,16 +60,16 @@ public enum ToolRunner {
     }
 }
 
-public struct ToolRunnerError: Error, CustomStringConvertible {
-    public var message: String
-    public init(message: String) { self.message = message }
-    public var description: String { message }
+package struct ToolRunnerError: Error, CustomStringConvertible {
+    package var message: String
+    package init(message: String) { self.message = message }
+    package var description: String { message }
 }
 
 extension Pipe {
     /// What a started child printed up to its first newline (or its end): the fixtures' "ready"
     /// lines. Blocks until then.
-    public func firstLine() -> String {
+    package func firstLine() -> String {
         var text = ""
         while !text.contains("\n") {
             let chunk = fileHandleForReading.availableData

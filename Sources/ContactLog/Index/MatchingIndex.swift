@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ENCore
+package import ENCore
 import Storage
 
 /// The logged RPIs of a range of days, ready for matching: "was this RPI heard?" in one probe of a
@@ -11,22 +11,22 @@ import Storage
 /// and a reserved byte as the day), so the index holds no more than the records themselves plus
 /// 8 bytes per table slot. The table is keyed with a random seed per build, so that a peer
 /// broadcasting chosen RPIs cannot pile them into one probe chain. Immutable once built.
-public final class MatchingIndex: @unchecked Sendable {
+package final class MatchingIndex: @unchecked Sendable {
     // @unchecked: every stored property is written only in init and read-only afterwards.
 
     /// Aggregates indexed.
-    public let aggregateCount: Int
+    package let aggregateCount: Int
     /// Distinct RPIs among them.
-    public let distinctRPIs: Int
+    package let distinctRPIs: Int
     /// The segments read, with their health.
-    public let segments: [SegmentReport]
+    package let segments: [SegmentReport]
     /// The days the records came from; a record's day index points here.
-    public let days: [UTCDay]
+    package let days: [UTCDay]
 
     private let table: RecordTable
 
     /// Builds the index of the days in `range` (every day if `nil`).
-    public init(
+    package init(
         reader: ContactLogReader, days range: ClosedRange<UTCDay>? = nil,
         seed: (UInt64, UInt64) = (UInt64.random(in: .min ... .max), UInt64.random(in: .min ... .max) | 1)
     ) throws(ContactLogError) {
@@ -58,7 +58,7 @@ public final class MatchingIndex: @unchecked Sendable {
 
     /// Whether `rpi` was heard in the indexed days.
     @inline(__always)
-    public func contains(_ rpi: RollingProximityIdentifier) -> Bool {
+    package func contains(_ rpi: RollingProximityIdentifier) -> Bool {
         table.mayContain(rpi.bytes) && table.head(of: rpi.bytes) != 0
     }
 
@@ -66,15 +66,15 @@ public final class MatchingIndex: @unchecked Sendable {
     /// from a bit array small enough to stay in the core's cache, so matching asks this 144 times a
     /// key and goes to the table only for the few that pass.
     @inline(__always)
-    public func mayContain(_ rpi: RollingProximityIdentifier) -> Bool {
+    package func mayContain(_ rpi: RollingProximityIdentifier) -> Bool {
         table.mayContain(rpi.bytes)
     }
 
     /// The filter as a value the matcher's inner loop can inline (the index outlives it).
-    public var filter: RPIFilter { table.filterView }
+    package var filter: RPIFilter { table.filterView }
 
     /// The aggregates of `rpi`, newest first.
-    public func aggregates(of rpi: RollingProximityIdentifier) -> [ContactAggregate] {
+    package func aggregates(of rpi: RollingProximityIdentifier) -> [ContactAggregate] {
         var result = [ContactAggregate]()
         var link = table.head(of: rpi.bytes)
         while link != 0 {
@@ -89,7 +89,7 @@ public final class MatchingIndex: @unchecked Sendable {
     }
 
     /// Bytes the index holds: the records, the table and the filter.
-    public var memoryBytes: Int { table.memoryBytes }
+    package var memoryBytes: Int { table.memoryBytes }
 }
 
 /// The storage of a `MatchingIndex`: the copied records and the open-addressing table over them.
@@ -214,7 +214,7 @@ private final class RecordTable {
 /// The index's blocked Bloom filter as a plain value, so that code in other modules can inline the
 /// probe into its innermost loop. Valid only while its `MatchingIndex` lives.
 @frozen
-public struct RPIFilter: @unchecked Sendable {
+package struct RPIFilter: @unchecked Sendable {
     // @unchecked: the words are written only while the index is built, read-only afterwards.
     @usableFromInline let words: UnsafePointer<UInt64>
     @usableFromInline let shift: UInt64
@@ -228,7 +228,7 @@ public struct RPIFilter: @unchecked Sendable {
 
     /// No false negatives; about 0.4 % false positives.
     @inlinable @inline(__always)
-    public func mayContain(_ rpi: RollingProximityIdentifier) -> Bool {
+    package func mayContain(_ rpi: RollingProximityIdentifier) -> Bool {
         let (word, bits) = Self.probe(Self.hash(rpi.bytes, seed: seed), shift: shift)
         return words[word] & bits == bits
     }

@@ -1,24 +1,24 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ENCore
+package import ENCore
 
 /// Everything the log keeps of one RPI heard during one scan window. One per (window, RPI).
-public struct ContactAggregate: Hashable, Sendable {
-    public var rpi: RollingProximityIdentifier
-    public var aem: AssociatedEncryptedMetadata
+package struct ContactAggregate: Hashable, Sendable {
+    package var rpi: RollingProximityIdentifier
+    package var aem: AssociatedEncryptedMetadata
     /// Wall-clock time of the first report in the window.
-    public var firstSeen: UnixTime
+    package var firstSeen: UnixTime
     /// Wall-clock time of the last report in the window (`firstSeen` plus monotonic elapsed time, so
     /// a clock step inside the window cannot make it earlier than `firstSeen`).
-    public var lastSeen: UnixTime
+    package var lastSeen: UnixTime
     /// Advertising reports of this RPI in the window, valid RSSI or not.
-    public var reports: UInt16
-    public var rssi: RSSISummary
+    package var reports: UInt16
+    package var rssi: RSSISummary
     /// When the scan before this window ended, for secondsSinceLastScan; `nil` if unknown (the
     /// first scan after start-up).
-    public var previousScanEnd: UnixTime?
+    package var previousScanEnd: UnixTime?
 
-    public init(
+    package init(
         rpi: RollingProximityIdentifier, aem: AssociatedEncryptedMetadata, firstSeen: UnixTime, lastSeen: UnixTime,
         reports: UInt16, rssi: RSSISummary, previousScanEnd: UnixTime?
     ) {
@@ -32,26 +32,26 @@ public struct ContactAggregate: Hashable, Sendable {
     }
 
     /// The UTC day the aggregate is filed under: the day of its first report.
-    public var day: UTCDay { UTCDay(containing: firstSeen) }
+    package var day: UTCDay { UTCDay(containing: firstSeen) }
 }
 
 /// One scan window: when the radio listened, and what it heard. Kept so that coverage and gaps are
 /// known, not only the sightings.
-public struct ScanWindowRecord: Hashable, Sendable {
-    public var start: UnixTime
-    public var end: UnixTime
+package struct ScanWindowRecord: Hashable, Sendable {
+    package var start: UnixTime
+    package var end: UnixTime
     /// Every advertising report received in the window, GAEN or not.
-    public var reports: UInt32
+    package var reports: UInt32
     /// The reports that carried GAEN service data.
-    public var exposureNotificationReports: UInt32
+    package var exposureNotificationReports: UInt32
     /// Distinct RPIs heard, i.e. aggregates written for the window.
-    public var aggregates: UInt32
+    package var aggregates: UInt32
     /// When the previous window ended; `nil` if unknown.
-    public var previousScanEnd: UnixTime?
+    package var previousScanEnd: UnixTime?
     /// The window's length measured on the monotonic clock, in milliseconds.
-    public var monotonicMilliseconds: UInt32
+    package var monotonicMilliseconds: UInt32
 
-    public init(
+    package init(
         start: UnixTime, end: UnixTime, reports: UInt32, exposureNotificationReports: UInt32, aggregates: UInt32,
         previousScanEnd: UnixTime?, monotonicMilliseconds: UInt32
     ) {
@@ -65,11 +65,11 @@ public struct ScanWindowRecord: Hashable, Sendable {
     }
 
     /// The UTC day the window is filed under: the day it started.
-    public var day: UTCDay { UTCDay(containing: start) }
+    package var day: UTCDay { UTCDay(containing: start) }
 }
 
 /// A record of the log, as read back.
-public enum ContactLogRecord: Hashable, Sendable {
+package enum ContactLogRecord: Hashable, Sendable {
     case aggregate(ContactAggregate)
     case scanWindow(ScanWindowRecord)
 }

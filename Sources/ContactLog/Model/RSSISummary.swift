@@ -6,28 +6,28 @@
 /// A controller reports RSSI 127 when it has no reading ("not available", Core Spec Vol 4 Part E
 /// §7.7.65.2). Such reports count as reports but never as a number: `maximum` stays `nil` and the
 /// mean excludes them.
-public struct RSSISummary: Hashable, Sendable {
+package struct RSSISummary: Hashable, Sendable {
     /// The value a controller reports when it has no RSSI.
-    public static let notAvailable: Int8 = 127
+    package static let notAvailable: Int8 = 127
 
     /// The strongest valid reading, dBm; `nil` if every report was 127.
-    public var maximum: Int8?
+    package var maximum: Int8?
     /// The sum of the valid readings, dBm.
-    public var sum: Int32
+    package var sum: Int32
     /// How many readings were valid.
-    public var validReports: UInt16
+    package var validReports: UInt16
 
-    public init(maximum: Int8? = nil, sum: Int32 = 0, validReports: UInt16 = 0) {
+    package init(maximum: Int8? = nil, sum: Int32 = 0, validReports: UInt16 = 0) {
         self.maximum = maximum
         self.sum = sum
         self.validReports = validReports
     }
 
     /// The mean of the valid readings, `nil` if there were none.
-    public var mean: Double? { validReports == 0 ? nil : Double(sum) / Double(validReports) }
+    package var mean: Double? { validReports == 0 ? nil : Double(sum) / Double(validReports) }
 
     /// Adds one reading; 127 is counted nowhere here.
-    public mutating func add(_ rssi: Int8) {
+    package mutating func add(_ rssi: Int8) {
         guard rssi != Self.notAvailable, validReports < UInt16.max else { return }
         maximum = Swift.max(maximum ?? rssi, rssi)
         sum += Int32(rssi)

@@ -1,20 +1,20 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ENCore
-public import Storage
+package import ENCore
+package import Storage
 
 /// Reads a contact log without changing it: what the detection worker and the tools use, also while
 /// the daemon is writing. A torn tail is reported, not cut: cutting is the writer's job.
-public struct ContactLogReader: Sendable {
-    public let directory: DataDirectory
+package struct ContactLogReader: Sendable {
+    package let directory: DataDirectory
 
     /// The log of a data directory (`<data-dir>/contacts`).
-    public init(dataDirectory: DataDirectory) {
+    package init(dataDirectory: DataDirectory) {
         directory = ContactLogWriter.contactsDirectory(in: dataDirectory)
     }
 
     /// The days that have a segment, oldest first. No `contacts/` directory means no days.
-    public func days() throws(ContactLogError) -> [UTCDay] {
+    package func days() throws(ContactLogError) -> [UTCDay] {
         try segmentFiles().map(\.0)
     }
 
@@ -23,7 +23,7 @@ public struct ContactLogReader: Sendable {
     ///
     /// - Returns: one report per segment read.
     @discardableResult
-    public func forEachRecord(
+    package func forEachRecord(
         in range: ClosedRange<UTCDay>? = nil, _ body: (ContactLogRecord) -> Void
     ) throws(ContactLogError) -> [SegmentReport] {
         try forEachRawRecord(in: range) { record, day in
@@ -32,18 +32,18 @@ public struct ContactLogReader: Sendable {
     }
 
     /// What `verify` reports: every segment's health and the names that are not segments.
-    public struct Verification: Sendable {
-        public var segments: [SegmentReport]
+    package struct Verification: Sendable {
+        package var segments: [SegmentReport]
         /// Entries of `contacts/` that are neither segments nor the writer's lock: set-aside files and
         /// strangers, listed so an owner can see them.
-        public var otherFiles: [String]
+        package var otherFiles: [String]
 
         /// Whether every segment is whole and clean.
-        public var isIntact: Bool { segments.allSatisfy(\.isIntact) }
+        package var isIntact: Bool { segments.allSatisfy(\.isIntact) }
     }
 
     /// Checks every segment and record.
-    public func verify() throws(ContactLogError) -> Verification {
+    package func verify() throws(ContactLogError) -> Verification {
         let segments = try forEachRawRecord(in: nil) { _, _ in }
         let names = try entries()
         let known = Set(segments.map { SegmentFormat.fileName(for: $0.day) } + [".lock"])

@@ -1,24 +1,24 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ENCore
+package import ENCore
 
 /// Counts of what the log holds, per UTC day and per UTC hour. No identifiers: this is what an
 /// owner or an administrator may look at without learning whom the device met.
-public struct ContactLogStatistics: Sendable {
-    public struct Counts: Hashable, Sendable {
+package struct ContactLogStatistics: Sendable {
+    package struct Counts: Hashable, Sendable {
         /// (window, RPI) aggregates.
-        public var aggregates = 0
+        package var aggregates = 0
         /// Distinct RPIs.
-        public var distinctRPIs = 0
-        public var scanWindows = 0
+        package var distinctRPIs = 0
+        package var scanWindows = 0
         /// GAEN advertising reports, summed over the aggregates.
-        public var reports = 0
+        package var reports = 0
         /// Every advertising report the scan windows saw, GAEN or not.
-        public var scanReports = 0
+        package var scanReports = 0
         /// Time spent listening, summed over the scan windows (monotonic clock), milliseconds.
-        public var listeningMilliseconds: Int64 = 0
+        package var listeningMilliseconds: Int64 = 0
 
-        public init() {}
+        package init() {}
 
         mutating func add(_ window: ScanWindowRecord) {
             scanWindows += 1
@@ -27,14 +27,14 @@ public struct ContactLogStatistics: Sendable {
         }
     }
 
-    public var days: [UTCDay: Counts] = [:]
+    package var days: [UTCDay: Counts] = [:]
     /// Keyed by the hour's start.
-    public var hours: [UnixTime: Counts] = [:]
+    package var hours: [UnixTime: Counts] = [:]
     /// The segments read, with their health.
-    public var segments: [SegmentReport] = []
+    package var segments: [SegmentReport] = []
 
     /// Counts the days in `range` (all if `nil`).
-    public init(reader: ContactLogReader, days range: ClosedRange<UTCDay>? = nil) throws(ContactLogError) {
+    package init(reader: ContactLogReader, days range: ClosedRange<UTCDay>? = nil) throws(ContactLogError) {
         var dayRPIs: [UTCDay: Set<Bytes16>] = [:]
         var hourRPIs: [UnixTime: Set<Bytes16>] = [:]
         segments = try reader.forEachRecord(in: range) { record in

@@ -1,58 +1,58 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ENCore
+package import ENCore
 
 /// What reading one day segment found: its health, record by record.
-public struct SegmentReport: Hashable, Sendable {
+package struct SegmentReport: Hashable, Sendable {
     /// A record that was not used, and where it is.
-    public struct Problem: Hashable, Sendable, CustomStringConvertible {
-        public enum Kind: String, Hashable, Sendable {
+    package struct Problem: Hashable, Sendable, CustomStringConvertible {
+        package enum Kind: String, Hashable, Sendable {
             /// Checksum mismatch or unknown type, with intact records after it.
             case corrupt
             /// Intact, but its times do not fall in the segment's day.
             case outOfDay = "out-of-day"
         }
 
-        public var kind: Kind
+        package var kind: Kind
         /// Byte offset of the record in the file.
-        public var offset: Int64
-        public var reason: String
+        package var offset: Int64
+        package var reason: String
 
-        public var description: String { "\(kind.rawValue) record at byte \(offset): \(reason)" }
+        package var description: String { "\(kind.rawValue) record at byte \(offset): \(reason)" }
     }
 
-    public var day: UTCDay
-    public var path: String
-    public var size: Int64
+    package var day: UTCDay
+    package var path: String
+    package var size: Int64
     /// Why the whole file could not be read, if it could not (then nothing else here is meaningful).
-    public var unreadable: String?
-    public var aggregates: Int = 0
-    public var scanWindows: Int = 0
+    package var unreadable: String?
+    package var aggregates: Int = 0
+    package var scanWindows: Int = 0
     /// The first `listedProblemsLimit` problems, in file order; `corruptRecords` and
     /// `outOfDayRecords` count all of them. Listing every one would let a damaged segment cost
     /// memory in proportion to its size.
-    public internal(set) var problems: [Problem] = []
+    package internal(set) var problems: [Problem] = []
     /// Damaged records in the middle: checksum mismatch or unknown type, with intact records after.
-    public internal(set) var corruptRecords = 0
+    package internal(set) var corruptRecords = 0
     /// Intact records whose times do not fall in the segment's day.
-    public internal(set) var outOfDayRecords = 0
+    package internal(set) var outOfDayRecords = 0
     /// Bytes at the end that are not whole intact records: what a crash mid-write leaves. The writer
     /// cuts them off when it opens the segment; readers leave them alone.
-    public var tornTailBytes: Int64 = 0
+    package var tornTailBytes: Int64 = 0
     /// Offset where the torn tail starts (the file's intended end).
-    public var intactEnd: Int64 = 0
+    package var intactEnd: Int64 = 0
 
-    public init(day: UTCDay, path: String, size: Int64) {
+    package init(day: UTCDay, path: String, size: Int64) {
         self.day = day
         self.path = path
         self.size = size
     }
 
     /// How many problems `problems` lists at most.
-    public static let listedProblemsLimit = 100
+    package static let listedProblemsLimit = 100
 
     /// Nothing torn, corrupt, out of day or unreadable.
-    public var isIntact: Bool { unreadable == nil && corruptRecords == 0 && outOfDayRecords == 0 && tornTailBytes == 0 }
+    package var isIntact: Bool { unreadable == nil && corruptRecords == 0 && outOfDayRecords == 0 && tornTailBytes == 0 }
 
     /// Counts `count` consecutive damaged records from byte `start`, listing those the limit allows.
     mutating func addCorrupt(run start: Int64, count: Int) {

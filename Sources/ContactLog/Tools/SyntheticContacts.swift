@@ -1,20 +1,20 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ENCore
+package import ENCore
 
 /// Deterministic synthetic sightings for tests, benchmarks and crash tests: the same seed gives the
 /// same windows and aggregates, so a test can regenerate exactly what a killed writer was writing.
-public struct SyntheticContacts: Sendable {
-    public var seed: UInt64
+package struct SyntheticContacts: Sendable {
+    package var seed: UInt64
     /// Distinct RPIs to draw from; each window's aggregates have distinct RPIs.
-    public var distinctRPIs: Int
-    public var aggregatesPerWindow: Int
+    package var distinctRPIs: Int
+    package var aggregatesPerWindow: Int
     /// The windows are spread evenly over this many UTC days ending with `lastDay`.
-    public var days: Int
-    public var lastDay: UTCDay
-    public var totalAggregates: Int
+    package var days: Int
+    package var lastDay: UTCDay
+    package var totalAggregates: Int
 
-    public init(seed: UInt64, distinctRPIs: Int, aggregatesPerWindow: Int, days: Int, lastDay: UTCDay, totalAggregates: Int) {
+    package init(seed: UInt64, distinctRPIs: Int, aggregatesPerWindow: Int, days: Int, lastDay: UTCDay, totalAggregates: Int) {
         precondition(distinctRPIs >= aggregatesPerWindow && aggregatesPerWindow > 0 && days > 0)
         self.seed = seed
         self.distinctRPIs = distinctRPIs
@@ -24,10 +24,10 @@ public struct SyntheticContacts: Sendable {
         self.totalAggregates = totalAggregates
     }
 
-    public var windowCount: Int { (totalAggregates + aggregatesPerWindow - 1) / aggregatesPerWindow }
+    package var windowCount: Int { (totalAggregates + aggregatesPerWindow - 1) / aggregatesPerWindow }
 
     /// The `index`-th window and its aggregates.
-    public func window(_ index: Int) -> (window: ScanWindowRecord, aggregates: [ContactAggregate]) {
+    package func window(_ index: Int) -> (window: ScanWindowRecord, aggregates: [ContactAggregate]) {
         let count = min(aggregatesPerWindow, totalAggregates - index * aggregatesPerWindow)
         // Windows spread over the days: start times step evenly through [first day, last day + 1).
         let span = Int64(days) * 86_400_000
@@ -63,7 +63,7 @@ public struct SyntheticContacts: Sendable {
     }
 
     /// The RPI with a number: random-looking, fixed by the seed.
-    public static func rpi(seed: UInt64, number: Int) -> RollingProximityIdentifier {
+    package static func rpi(seed: UInt64, number: Int) -> RollingProximityIdentifier {
         var generator = SplitMix64(seed: seed &+ UInt64(number) &* 0xD6E8_FEB8_6659_FD93)
         return RollingProximityIdentifier(Bytes16(words: (generator.next(), generator.next())))
     }

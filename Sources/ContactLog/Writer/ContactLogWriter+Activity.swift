@@ -1,25 +1,25 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ENCore
+package import ENCore
 import Logging
 import Storage
 
 extension ContactLogWriter {
     /// What the daemon's API shows of the log: when the last window ended, and the aggregates filed
     /// under today since the writer opened (plus today's segment as found at open).
-    public struct Activity: Sendable, Equatable {
-        public var lastWindowEnd: UnixTime?
-        public var aggregatesToday: Int
+    package struct Activity: Sendable, Equatable {
+        package var lastWindowEnd: UnixTime?
+        package var aggregatesToday: Int
     }
 
-    public func activity() -> Activity {
+    package func activity() -> Activity {
         let today = UTCDay(containing: clock.now())
         return Activity(lastWindowEnd: lastWindowEnd, aggregatesToday: todayCount.day == today ? todayCount.count : 0)
     }
 
     /// Deletes every segment (ResetAllData). The writer stays open and starts a new segment with
     /// the next window.
-    public func eraseAll() throws(ContactLogError) {
+    package func eraseAll() throws(ContactLogError) {
         segments.removeAll()
         unsynced.removeAll()
         for (_, name) in try Self.segmentFiles(in: directory) {

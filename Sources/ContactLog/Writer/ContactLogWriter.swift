@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ENCore
-public import Logging
-public import Storage
+package import ENCore
+package import Logging
+package import Storage
 
 /// The only writer of a contact log: `<data-dir>/contacts/`, one segment per UTC day.
 ///
@@ -12,12 +12,12 @@ public import Storage
 /// copying the segment aside if the tail is more than a torn record's worth; a damaged record in the
 /// middle is counted and left in place; a segment whose header is unreadable is moved aside. An
 /// exclusive lock keeps a second writer out.
-public actor ContactLogWriter {
-    public nonisolated let directory: DataDirectory
-    public let policy: DurabilityPolicy
-    public let retentionDays: Int64
+package actor ContactLogWriter {
+    package nonisolated let directory: DataDirectory
+    package let policy: DurabilityPolicy
+    package let retentionDays: Int64
     /// What opening the log found and repaired.
-    public let recovery: RecoveryReport
+    package let recovery: RecoveryReport
 
     let clock: any WallClock
     let logger: Logger
@@ -30,19 +30,19 @@ public actor ContactLogWriter {
     private var windowsSinceSync = 0
     private var lastPruneDay: UTCDay
     /// Records refused since open because their times did not fit (each logged as a counted warning).
-    public private(set) var refusedRecords = 0
+    package private(set) var refusedRecords = 0
     /// Aggregates appended since open, and how many of them are known durable.
-    public private(set) var appendedAggregates = 0
-    public private(set) var syncedAggregates = 0
+    package private(set) var appendedAggregates = 0
+    package private(set) var syncedAggregates = 0
 
     /// The contacts directory of a data directory.
-    public static func contactsDirectory(in dataDirectory: DataDirectory) -> DataDirectory {
+    package static func contactsDirectory(in dataDirectory: DataDirectory) -> DataDirectory {
         dataDirectory.subdirectory("contacts")
     }
 
     /// Opens the log in `dataDirectory` (creating `contacts/` with mode 0700), takes the writer's lock,
     /// repairs what a crash left, and deletes segments past the retention.
-    public init(
+    package init(
         dataDirectory: DataDirectory, clock: any WallClock, policy: DurabilityPolicy = .everyWindow,
         retentionDays: Int64 = 14, logger: Logger = Logger(label: "gaend.contacts")
     ) throws(ContactLogError) {
@@ -84,7 +84,7 @@ public actor ContactLogWriter {
     ///
     /// - Returns: the aggregates written.
     @discardableResult
-    public func append(window: ScanWindowRecord, aggregates: [ContactAggregate]) throws(ContactLogError) -> Int {
+    package func append(window: ScanWindowRecord, aggregates: [ContactAggregate]) throws(ContactLogError) -> Int {
         let today = UTCDay(containing: clock.now())
         var buffers: [UTCDay: [UInt8]] = [:]
         var written = 0
@@ -142,7 +142,7 @@ public actor ContactLogWriter {
     }
 
     /// Makes everything appended so far durable.
-    public func sync() throws(ContactLogError) {
+    package func sync() throws(ContactLogError) {
         do {
             for day in unsynced.sorted() {
                 try segments[day]?.sync()
@@ -159,7 +159,7 @@ public actor ContactLogWriter {
     ///
     /// - Returns: the days deleted.
     @discardableResult
-    public func pruneExpired() throws(ContactLogError) -> [UTCDay] {
+    package func pruneExpired() throws(ContactLogError) -> [UTCDay] {
         let today = UTCDay(containing: clock.now())
         var report = RecoveryReport()
         try Self.deleteExpired(directory: directory, today: today, retentionDays: retentionDays, logger: logger, into: &report)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 /// When the writer makes appended records durable with fsync.
-public enum DurabilityPolicy: Hashable, Sendable, CustomStringConvertible {
+package enum DurabilityPolicy: Hashable, Sendable, CustomStringConvertible {
     /// After every scan window (the default): a crash loses at most the window in progress.
     case everyWindow
     /// After every `n` windows: fewer syncs on slow storage (an SD card), more to lose.
@@ -9,7 +9,7 @@ public enum DurabilityPolicy: Hashable, Sendable, CustomStringConvertible {
     /// Never explicitly: the kernel writes back when it likes. For tests of the other policies only.
     case kernelDecides
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .everyWindow: return "every window"
         case .everyWindows(let n): return "every \(n) windows"

@@ -120,7 +120,7 @@ enum SetAsideFiles {
                 copied += Int64(count)
             }
             guard copied == size else {
-                throw FileSystemError(operation: "copying aside", path: path, errno: 0, detail: "copied \(copied) bytes of \(size)")
+                throw FileSystemError(operation: "copying aside", path: path, errno: nil, detail: "copied \(copied) bytes of \(size)")
             }
             try target.sync()
             let aside = directory.path(of: try newName(for: day, kind: .damaged, now: now, in: directory))

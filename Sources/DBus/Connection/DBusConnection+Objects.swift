@@ -5,7 +5,7 @@ import Synchronization
 extension DBusConnection {
     /// Exports an object at `path` with `interfaces` (replacing what was there). Under an object
     /// manager, InterfacesAdded announces it.
-    public func export(_ path: String, interfaces: [DBusInterface]) async throws(DBusError) {
+    package func export(_ path: String, interfaces: [DBusInterface]) async throws(DBusError) {
         guard DBusNames.isValidObjectPath(path) else { throw DBusError(.invalidArgs, "'\(path)' is not an object path") }
         for interface in interfaces { try interface.validate() }
         let manager = state.withLock { state in
@@ -22,7 +22,7 @@ extension DBusConnection {
     }
 
     /// Removes the object at `path`; under an object manager, InterfacesRemoved announces it.
-    public func unexport(_ path: String) throws(DBusError) {
+    package func unexport(_ path: String) throws(DBusError) {
         let (removed, manager) = state.withLock { state in
             (state.objects.objects.removeValue(forKey: path), state.objects.manager(covering: path))
         }
@@ -34,7 +34,7 @@ extension DBusConnection {
     }
 
     /// Serves org.freedesktop.DBus.ObjectManager at `path` for the objects below it.
-    public func addObjectManager(at path: String) throws(DBusError) {
+    package func addObjectManager(at path: String) throws(DBusError) {
         guard DBusNames.isValidObjectPath(path) else { throw DBusError(.invalidArgs, "'\(path)' is not an object path") }
         state.withLock { _ = $0.objects.managers.insert(path) }
     }

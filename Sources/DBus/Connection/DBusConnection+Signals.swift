@@ -5,25 +5,25 @@ import Synchronization
 extension DBusConnection {
     /// The signals matching `rule`, from the moment this returns (the bus has the rule by then)
     /// until the stream is dropped or the connection closes.
-    public func signals(matching rule: DBusMatchRule) async throws -> AsyncStream<DBusMessage> {
+    package func signals(matching rule: DBusMatchRule) async throws -> AsyncStream<DBusMessage> {
         try await subscribe(rule).messages
     }
 
     /// A subscription: its signals, and what `lastDelivered(to:)` asks about.
-    public struct SignalSubscription: Sendable {
-        public let messages: AsyncStream<DBusMessage>
+    package struct SignalSubscription: Sendable {
+        package let messages: AsyncStream<DBusMessage>
         let id: UInt64
     }
 
     /// The sequence of the last signal handed to `subscription`'s stream. A signal that arrived
     /// before a reply was handed over before the reply's call returned, so a consumer that has
     /// processed up to this number after a call has seen every signal sent before its reply.
-    public func lastDelivered(to subscription: SignalSubscription) -> UInt64 {
+    package func lastDelivered(to subscription: SignalSubscription) -> UInt64 {
         state.withLock { $0.subscriptions[subscription.id]?.lastDelivered ?? 0 }
     }
 
     /// `signals(matching:)`, with the subscription's identity.
-    public func subscribe(_ rule: DBusMatchRule) async throws -> SignalSubscription {
+    package func subscribe(_ rule: DBusMatchRule) async throws -> SignalSubscription {
         try rule.validate()
         let wellKnownSender = rule.sender.flatMap { $0.hasPrefix(":") || $0 == "org.freedesktop.DBus" ? nil : $0 }
         if let wellKnownSender { try await trackOwner(of: wellKnownSender) }
@@ -54,7 +54,7 @@ extension DBusConnection {
     }
 
     /// The owner of `name` now (nil without one), then each change, until the stream is dropped.
-    public func nameOwner(of name: String) async throws -> AsyncStream<String?> {
+    package func nameOwner(of name: String) async throws -> AsyncStream<String?> {
         guard DBusNames.isValidBusName(name), !name.hasPrefix(":") else { throw DBusError(.invalidArgs, "'\(name)' is not a well-known bus name") }
         let changes = try await signals(
             matching: DBusMatchRule(
@@ -73,7 +73,7 @@ extension DBusConnection {
     }
 
     /// The unique name owning `name`, or nil.
-    public func owner(of name: String) async throws -> String? {
+    package func owner(of name: String) async throws -> String? {
         do {
             return try await call(
                 destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "GetNameOwner", [.string(name)]
@@ -84,12 +84,12 @@ extension DBusConnection {
     }
 
     /// What RequestName answered.
-    public enum NameRequestReply: UInt32, Sendable {
+    package enum NameRequestReply: UInt32, Sendable {
         case primaryOwner = 1, inQueue, exists, alreadyOwner
     }
 
     /// Asks the bus for a well-known name, without queueing (DBUS_NAME_FLAG_DO_NOT_QUEUE).
-    public func requestName(_ name: String) async throws -> NameRequestReply {
+    package func requestName(_ name: String) async throws -> NameRequestReply {
         let reply = try await call(
             destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "RequestName",
             [.string(name), .uint32(4)])

@@ -6,11 +6,11 @@ import Synchronization
 /// queues messages to it, awaits replies while the pump keeps dispatching (so a peer may call back
 /// into this connection before it answers), serves the exported objects and delivers signals.
 /// Closed by `close()` or when the last reference goes.
-public final class DBusConnection: Sendable {
+package final class DBusConnection: Sendable {
     private let pump: Pump
     let state: Mutex<ConnectionState>
     /// This connection's unique name on the bus (`:1.42`).
-    public let uniqueName: String
+    package let uniqueName: String
 
     struct ConnectionState {
         var objects = ObjectTable()
@@ -33,15 +33,15 @@ public final class DBusConnection: Sendable {
     }
 
     /// The system bus (`DBUS_SYSTEM_BUS_ADDRESS`, or the standard socket).
-    public static func system(limits: DBusLimits = .standard) async throws(DBusError) -> DBusConnection {
+    package static func system(limits: DBusLimits = .standard) async throws(DBusError) -> DBusConnection {
         try await DBusConnection(.system, limits: limits)
     }
     /// The session bus (`DBUS_SESSION_BUS_ADDRESS`).
-    public static func session(limits: DBusLimits = .standard) async throws(DBusError) -> DBusConnection {
+    package static func session(limits: DBusLimits = .standard) async throws(DBusError) -> DBusConnection {
         try await DBusConnection(.session, limits: limits)
     }
     /// The bus at `address` (`unix:path=/run/...`).
-    public static func bus(address: String, limits: DBusLimits = .standard) async throws(DBusError) -> DBusConnection {
+    package static func bus(address: String, limits: DBusLimits = .standard) async throws(DBusError) -> DBusConnection {
         try await DBusConnection(.address(address), limits: limits)
     }
 
@@ -62,13 +62,13 @@ public final class DBusConnection: Sendable {
     deinit { pump.submit(.close) }
 
     /// Closes the connection: pending calls fail with Disconnected, signal streams finish.
-    public func close() { pump.submit(.close) }
+    package func close() { pump.submit(.close) }
 
-    public var isConnected: Bool { state.withLock { $0.connected } }
+    package var isConnected: Bool { state.withLock { $0.connected } }
 
     /// Returns when the connection is gone (closed here, by the bus, or by the bus going away),
     /// or when the task is cancelled.
-    public func disconnected() async {
+    package func disconnected() async {
         let id = state.withLock { state in
             defer { state.nextID += 1 }
             return state.nextID
@@ -89,14 +89,14 @@ public final class DBusConnection: Sendable {
     // MARK: Sending
 
     /// Sends a message that wants no reply (a signal, a reply, a call with `noReply`).
-    public func send(_ message: DBusMessage) throws(DBusError) {
+    package func send(_ message: DBusMessage) throws(DBusError) {
         let pointer = try Marshalling.encode(message)
         pump.submit(.send(Pump.MessagePointer(pointer: pointer), reply: nil, id: 0, timeoutMilliseconds: 0))
     }
 
     /// Calls a method and returns the reply; a D-Bus error reply is thrown as `DBusError`. Incoming
     /// calls keep being served while it waits. Cancelling the task abandons the call.
-    public func call(_ message: DBusMessage, timeout: Duration = .seconds(25)) async throws -> DBusMessage {
+    package func call(_ message: DBusMessage, timeout: Duration = .seconds(25)) async throws -> DBusMessage {
         var message = message
         message.kind = .methodCall
         message.noReply = false
@@ -118,19 +118,19 @@ public final class DBusConnection: Sendable {
     }
 
     /// Calls a method and returns the reply's body.
-    public func call(
+    package func call(
         destination: String?, path: String, interface: String?, member: String, _ arguments: [DBusValue] = [], timeout: Duration = .seconds(25)
     ) async throws -> [DBusValue] {
         try await call(.call(destination: destination, path: path, interface: interface, member: member, arguments), timeout: timeout).body
     }
 
     /// Emits a signal from `path`.
-    public func emit(path: String, interface: String, member: String, _ arguments: [DBusValue] = []) throws(DBusError) {
+    package func emit(path: String, interface: String, member: String, _ arguments: [DBusValue] = []) throws(DBusError) {
         try send(.signal(path: path, interface: interface, member: member, arguments))
     }
 
     /// Emits org.freedesktop.DBus.Properties.PropertiesChanged.
-    public func emitPropertiesChanged(path: String, interface: String, changed: [String: DBusValue], invalidated: [String] = []) throws(DBusError) {
+    package func emitPropertiesChanged(path: String, interface: String, changed: [String: DBusValue], invalidated: [String] = []) throws(DBusError) {
         try emit(
             path: path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
             [.string(interface), .properties(changed), .strings(invalidated)])

@@ -4,6 +4,7 @@ internal import CDBus
 internal import CGaendShims
 import Glibc
 import Synchronization
+import SystemCalls
 
 /// The one owner of a libdbus connection: a thread that runs the connection's main loop (libdbus's
 /// watches and timeouts in `poll`, then dispatch), sends what other threads queue, completes
@@ -65,9 +66,8 @@ final class Pump: @unchecked Sendable {
 
     /// Commands for the pump; `nil` once the pump has ended.
     private let inbox = Mutex<[Command]?>([])
-    /// A pipe that wakes the poll: commands are written to `inbox`, then a byte to `wakeWriter`.
-    private let wakeReader: Int32
-    private let wakeWriter: Int32
+    /// What wakes the poll: commands are put in `inbox`, then the channel is woken.
+    private let wake: WakeChannel
     private let events: Events
     private let limits: DBusLimits
     private var connection: OpaquePointer?
@@ -88,21 +88,13 @@ final class Pump: @unchecked Sendable {
     }
 
     private init(limits: DBusLimits, events: Events) throws(DBusError) {
-        var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else { throw DBusError(.failed, "pipe: errno \(errno)") }
-        for end in ends {
-            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+        do {
+            wake = try WakeChannel()
+        } catch {
+            throw DBusError(.failed, "creating the pump's wake channel: \(error)")
         }
-        wakeReader = ends[0]
-        wakeWriter = ends[1]
         self.events = events
         self.limits = limits
-    }
-
-    deinit {
-        close(wakeReader)
-        close(wakeWriter)
     }
 
     /// Queues a command and wakes the pump; after the end, fails it at once.
@@ -115,9 +107,7 @@ final class Pump: @unchecked Sendable {
             Self.refuse(command)
             return
         }
-        // A full pipe already wakes the pump; the byte is not needed then.
-        var one: UInt8 = 1
-        _ = write(wakeWriter, &one, 1)
+        wake.wake()
     }
 
     private func spawn(_ address: Address, opened: @escaping @Sendable (Result<Void, DBusError>) -> Void) {
@@ -342,14 +332,14 @@ final class Pump: @unchecked Sendable {
     }
 
     private func pollOnce() {
-        var descriptors = [pollfd(fd: wakeReader, events: Int16(POLLIN), revents: 0)]
+        var descriptors: [(fd: Int32, events: PollEvents)] = [(wake.descriptor, .readable)]
         let active = watches.filter { dbus_watch_get_enabled($0) != 0 }
         for watch in active {
             let flags = dbus_watch_get_flags(watch)
-            var events: Int16 = 0
-            if flags & DBUS_WATCH_READABLE.rawValue != 0 { events |= Int16(POLLIN) }
-            if flags & DBUS_WATCH_WRITABLE.rawValue != 0 { events |= Int16(POLLOUT) }
-            descriptors.append(pollfd(fd: dbus_watch_get_unix_fd(watch), events: events, revents: 0))
+            var events: PollEvents = []
+            if flags & DBUS_WATCH_READABLE.rawValue != 0 { events.insert(.readable) }
+            if flags & DBUS_WATCH_WRITABLE.rawValue != 0 { events.insert(.writable) }
+            descriptors.append((dbus_watch_get_unix_fd(watch), events))
         }
         let now = ContinuousClock.now
         let nextDeadline = timeouts.compactMap(\.deadline).min()
@@ -358,23 +348,23 @@ final class Pump: @unchecked Sendable {
             let remaining = nextDeadline - now
             wait = remaining <= .zero ? 0 : Int32(clamping: remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000 + 1)
         }
-        let ready = poll(&descriptors, nfds_t(descriptors.count), wait)
-        if ready < 0 {
-            guard errno == EINTR else { fatalError("poll on the D-Bus connection failed: errno \(errno)") }
+        let ready: [PollEvents]
+        do {
+            ready = try SystemCall.poll(descriptors, milliseconds: wait)
+        } catch  where error == .interrupted {
             return
+        } catch {
+            fatalError("poll on the D-Bus connection failed: \(error)")
         }
-        if descriptors[0].revents != 0 {
-            var drain = [UInt8](repeating: 0, count: 256)
-            while read(wakeReader, &drain, drain.count) > 0 {}
-        }
+        if !ready[0].isEmpty { wake.drain() }
         for (index, watch) in active.enumerated() {
-            let revents = descriptors[index + 1].revents
-            guard revents != 0, watches.contains(watch) else { continue }
+            let revents = ready[index + 1]
+            guard !revents.isEmpty, watches.contains(watch) else { continue }
             var flags: UInt32 = 0
-            if revents & Int16(POLLIN) != 0 { flags |= DBUS_WATCH_READABLE.rawValue }
-            if revents & Int16(POLLOUT) != 0 { flags |= DBUS_WATCH_WRITABLE.rawValue }
-            if revents & Int16(POLLHUP) != 0 { flags |= DBUS_WATCH_HANGUP.rawValue }
-            if revents & Int16(POLLERR) != 0 { flags |= DBUS_WATCH_ERROR.rawValue }
+            if revents.contains(.readable) { flags |= DBUS_WATCH_READABLE.rawValue }
+            if revents.contains(.writable) { flags |= DBUS_WATCH_WRITABLE.rawValue }
+            if revents.contains(.hangUp) { flags |= DBUS_WATCH_HANGUP.rawValue }
+            if revents.contains(.error) { flags |= DBUS_WATCH_ERROR.rawValue }
             dbus_watch_handle(watch, flags)
             if flags == DBUS_WATCH_READABLE.rawValue { keepReading(watch) }
         }
@@ -398,8 +388,7 @@ final class Pump: @unchecked Sendable {
             guard watches.contains(watch), dbus_watch_get_enabled(watch) != 0,
                 dbus_connection_get_dispatch_status(connection) == DBUS_DISPATCH_COMPLETE
             else { return }
-            var single = pollfd(fd: dbus_watch_get_unix_fd(watch), events: Int16(POLLIN), revents: 0)
-            guard poll(&single, 1, 0) == 1, single.revents == Int16(POLLIN) else { return }
+            guard let ready = try? SystemCall.poll([(dbus_watch_get_unix_fd(watch), .readable)], milliseconds: 0), ready[0] == .readable else { return }
             dbus_watch_handle(watch, DBUS_WATCH_READABLE.rawValue)
         }
     }

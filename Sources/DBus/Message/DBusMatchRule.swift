@@ -2,18 +2,18 @@
 
 /// A signal match rule: sent to the bus with AddMatch, and applied again on arrival, since the
 /// bus delivers what any of the connection's rules match.
-public struct DBusMatchRule: Sendable, Hashable {
+package struct DBusMatchRule: Sendable, Hashable {
     /// A unique or well-known name; a well-known one matches its current owner.
-    public var sender: String?
-    public var interface: String?
-    public var member: String?
-    public var path: String?
+    package var sender: String?
+    package var interface: String?
+    package var member: String?
+    package var path: String?
     /// The path and everything below it.
-    public var pathNamespace: String?
+    package var pathNamespace: String?
     /// The first argument, when it is a string (NameOwnerChanged's name, PropertiesChanged's interface).
-    public var arg0: String?
+    package var arg0: String?
 
-    public init(
+    package init(
         sender: String? = nil, interface: String? = nil, member: String? = nil, path: String? = nil, pathNamespace: String? = nil,
         arg0: String? = nil
     ) {
@@ -26,7 +26,7 @@ public struct DBusMatchRule: Sendable, Hashable {
     }
 
     /// The rule as the bus reads it.
-    public var text: String {
+    package var text: String {
         var parts = ["type='signal'"]
         func add(_ key: String, _ value: String?) {
             // Values are names and paths, validated below; a quote cannot occur in them.

@@ -2,28 +2,28 @@
 
 /// A message as Swift sees it: header fields and the decoded body. Built here and turned into a
 /// libdbus message only on the connection's pump thread.
-public struct DBusMessage: Sendable, CustomStringConvertible {
-    public enum Kind: Sendable, Hashable {
+package struct DBusMessage: Sendable, CustomStringConvertible {
+    package enum Kind: Sendable, Hashable {
         case methodCall, methodReturn, error, signal
     }
 
-    public var kind: Kind
-    public var path: String?
-    public var interface: String?
-    public var member: String?
-    public var errorName: String?
-    public var destination: String?
-    public var sender: String?
-    public var serial: UInt32 = 0
-    public var replySerial: UInt32?
+    package var kind: Kind
+    package var path: String?
+    package var interface: String?
+    package var member: String?
+    package var errorName: String?
+    package var destination: String?
+    package var sender: String?
+    package var serial: UInt32 = 0
+    package var replySerial: UInt32?
     /// A call that wants no reply.
-    public var noReply = false
-    public var body: [DBusValue]
+    package var noReply = false
+    package var body: [DBusValue]
     /// Where this message came in the order the connection received signals (1, 2, ...; 0 for
     /// messages made here). See `DBusConnection.lastDelivered(to:)`.
-    public internal(set) var sequence: UInt64 = 0
+    package internal(set) var sequence: UInt64 = 0
 
-    public init(
+    package init(
         kind: Kind, path: String? = nil, interface: String? = nil, member: String? = nil, errorName: String? = nil,
         destination: String? = nil, body: [DBusValue] = []
     ) {
@@ -37,40 +37,40 @@ public struct DBusMessage: Sendable, CustomStringConvertible {
     }
 
     /// A method call.
-    public static func call(destination: String?, path: String, interface: String?, member: String, _ body: [DBusValue] = []) -> DBusMessage {
+    package static func call(destination: String?, path: String, interface: String?, member: String, _ body: [DBusValue] = []) -> DBusMessage {
         DBusMessage(kind: .methodCall, path: path, interface: interface, member: member, destination: destination, body: body)
     }
 
     /// A signal; `destination` makes it unicast.
-    public static func signal(path: String, interface: String, member: String, _ body: [DBusValue] = [], destination: String? = nil) -> DBusMessage {
+    package static func signal(path: String, interface: String, member: String, _ body: [DBusValue] = [], destination: String? = nil) -> DBusMessage {
         DBusMessage(kind: .signal, path: path, interface: interface, member: member, destination: destination, body: body)
     }
 
     /// The reply to this call.
-    public func methodReturn(_ body: [DBusValue] = []) -> DBusMessage {
+    package func methodReturn(_ body: [DBusValue] = []) -> DBusMessage {
         var reply = DBusMessage(kind: .methodReturn, destination: sender, body: body)
         reply.replySerial = serial
         return reply
     }
 
     /// An error reply to this call.
-    public func errorReply(_ error: DBusError) -> DBusMessage {
+    package func errorReply(_ error: DBusError) -> DBusMessage {
         var reply = DBusMessage(kind: .error, errorName: error.name.rawValue, destination: sender, body: [.string(error.message)])
         reply.replySerial = serial
         return reply
     }
 
     /// The body's signature.
-    public var signature: String { DBusType.signature(of: body.map(\.type)) }
+    package var signature: String { DBusType.signature(of: body.map(\.type)) }
 
     /// The error this message carries, if it is one.
-    public var error: DBusError? {
+    package var error: DBusError? {
         guard kind == .error else { return nil }
         return DBusError(DBusError.Name(rawValue: errorName ?? DBusError.Name.failed.rawValue), body.first?.string ?? "")
     }
 
     /// The body, if its signature is `signature`; otherwise InvalidArgs naming both.
-    public func arguments(_ signature: String) throws(DBusError) -> [DBusValue] {
+    package func arguments(_ signature: String) throws(DBusError) -> [DBusValue] {
         guard self.signature == signature else {
             throw DBusError(.invalidArgs, "expected arguments of signature '\(signature)', got '\(self.signature)'")
         }
@@ -94,7 +94,7 @@ public struct DBusMessage: Sendable, CustomStringConvertible {
         for value in body { try value.validate() }
     }
 
-    public var description: String {
+    package var description: String {
         var parts = ["\(kind)"]
         if let sender { parts.append("sender=\(sender)") }
         if let destination { parts.append("destination=\(destination)") }

@@ -3,13 +3,13 @@
 /// One interface of an exported object, declared as a table (BlueZ's `GDBusMethodTable` idea):
 /// the same table routes calls, checks their signatures, serves the properties and writes the
 /// introspection XML.
-public struct DBusInterface: Sendable {
-    public var name: String
-    public var methods: [DBusMethod]
-    public var properties: [DBusProperty]
-    public var signals: [DBusSignal]
+package struct DBusInterface: Sendable {
+    package var name: String
+    package var methods: [DBusMethod]
+    package var properties: [DBusProperty]
+    package var signals: [DBusSignal]
 
-    public init(name: String, methods: [DBusMethod] = [], properties: [DBusProperty] = [], signals: [DBusSignal] = []) {
+    package init(name: String, methods: [DBusMethod] = [], properties: [DBusProperty] = [], signals: [DBusSignal] = []) {
         self.name = name
         self.methods = methods
         self.properties = properties
@@ -25,11 +25,11 @@ public struct DBusInterface: Sendable {
 }
 
 /// A named, typed argument (for signatures and introspection).
-public struct DBusArgument: Sendable, Hashable {
-    public var name: String
-    public var type: DBusType
+package struct DBusArgument: Sendable, Hashable {
+    package var name: String
+    package var type: DBusType
 
-    public init(_ name: String, _ type: DBusType) {
+    package init(_ name: String, _ type: DBusType) {
         self.name = name
         self.type = type
     }
@@ -37,24 +37,24 @@ public struct DBusArgument: Sendable, Hashable {
 
 /// What a method handler gets: the call (sender, path, arguments already checked against the
 /// declared input signature).
-public struct DBusMethodCall: Sendable {
-    public var message: DBusMessage
-    public var arguments: [DBusValue] { message.body }
-    public var sender: String { message.sender ?? "" }
-    public var path: String { message.path ?? "/" }
+package struct DBusMethodCall: Sendable {
+    package var message: DBusMessage
+    package var arguments: [DBusValue] { message.body }
+    package var sender: String { message.sender ?? "" }
+    package var path: String { message.path ?? "/" }
 }
 
-public struct DBusMethod: Sendable {
-    public typealias Handler = @Sendable (DBusMethodCall) async throws -> [DBusValue]
+package struct DBusMethod: Sendable {
+    package typealias Handler = @Sendable (DBusMethodCall) async throws -> [DBusValue]
 
-    public var name: String
-    public var inputs: [DBusArgument]
-    public var outputs: [DBusArgument]
-    public var handler: Handler
+    package var name: String
+    package var inputs: [DBusArgument]
+    package var outputs: [DBusArgument]
+    package var handler: Handler
 
     /// - Parameter handler: returns the reply's body, which must match `outputs`; throws
     ///   `DBusError` to reply with that error (anything else replies `org.freedesktop.DBus.Error.Failed`).
-    public init(_ name: String, inputs: [DBusArgument] = [], outputs: [DBusArgument] = [], handler: @escaping Handler) {
+    package init(_ name: String, inputs: [DBusArgument] = [], outputs: [DBusArgument] = [], handler: @escaping Handler) {
         self.name = name
         self.inputs = inputs
         self.outputs = outputs
@@ -65,20 +65,20 @@ public struct DBusMethod: Sendable {
     var outputSignature: String { DBusType.signature(of: outputs.map(\.type)) }
 }
 
-public struct DBusProperty: Sendable {
-    public enum Access: String, Sendable {
+package struct DBusProperty: Sendable {
+    package enum Access: String, Sendable {
         case read, write, readwrite
     }
 
-    public var name: String
-    public var type: DBusType
-    public var access: Access
+    package var name: String
+    package var type: DBusType
+    package var access: Access
     /// Whether a change is announced with PropertiesChanged (the introspection says so otherwise).
-    public var emitsChanged: Bool
-    public var get: @Sendable () async throws -> DBusValue
-    public var set: (@Sendable (DBusValue) async throws -> Void)?
+    package var emitsChanged: Bool
+    package var get: @Sendable () async throws -> DBusValue
+    package var set: (@Sendable (DBusValue) async throws -> Void)?
 
-    public init(
+    package init(
         _ name: String, _ type: DBusType, emitsChanged: Bool = true, get: @escaping @Sendable () async throws -> DBusValue,
         set: (@Sendable (DBusValue) async throws -> Void)? = nil
     ) {
@@ -91,11 +91,11 @@ public struct DBusProperty: Sendable {
     }
 }
 
-public struct DBusSignal: Sendable {
-    public var name: String
-    public var arguments: [DBusArgument]
+package struct DBusSignal: Sendable {
+    package var name: String
+    package var arguments: [DBusArgument]
 
-    public init(_ name: String, _ arguments: [DBusArgument] = []) {
+    package init(_ name: String, _ arguments: [DBusArgument] = []) {
         self.name = name
         self.arguments = arguments
     }

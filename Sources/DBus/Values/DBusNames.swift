@@ -2,13 +2,13 @@
 
 /// The specification's rules for names and paths ("Valid Object Paths", "Valid Names"), checked
 /// in Swift before anything reaches libdbus, which aborts the process on an invalid one.
-public enum DBusNames {
+package enum DBusNames {
     private static func isNameCharacter(_ byte: UInt8) -> Bool {
         (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || byte == 0x5F
     }
 
     /// `/`, or `/`-separated non-empty elements of `[A-Za-z0-9_]`.
-    public static func isValidObjectPath(_ path: String) -> Bool {
+    package static func isValidObjectPath(_ path: String) -> Bool {
         let bytes = Array(path.utf8)
         guard bytes.first == UInt8(ascii: "/") else { return false }
         if bytes.count == 1 { return true }
@@ -19,7 +19,7 @@ public enum DBusNames {
     }
 
     /// Two or more dot-separated elements of `[A-Za-z0-9_]` not starting with a digit; 255 bytes at most.
-    public static func isValidInterface(_ name: String) -> Bool {
+    package static func isValidInterface(_ name: String) -> Bool {
         let bytes = Array(name.utf8)
         guard bytes.count <= 255 else { return false }
         let elements = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
@@ -28,17 +28,17 @@ public enum DBusNames {
     }
 
     /// Error names follow the interface rules.
-    public static func isValidErrorName(_ name: String) -> Bool { isValidInterface(name) }
+    package static func isValidErrorName(_ name: String) -> Bool { isValidInterface(name) }
 
     /// `[A-Za-z_][A-Za-z0-9_]*`, 255 bytes at most.
-    public static func isValidMember(_ name: String) -> Bool {
+    package static func isValidMember(_ name: String) -> Bool {
         let bytes = Array(name.utf8)
         guard let first = bytes.first, bytes.count <= 255, !(first >= 0x30 && first <= 0x39) else { return false }
         return bytes.allSatisfy(isNameCharacter)
     }
 
     /// A unique name (`:1.42`) or a well-known name (interface rules, `-` allowed).
-    public static func isValidBusName(_ name: String) -> Bool {
+    package static func isValidBusName(_ name: String) -> Bool {
         let bytes = Array(name.utf8)
         guard bytes.count <= 255, !bytes.isEmpty else { return false }
         let unique = bytes.first == UInt8(ascii: ":")
@@ -52,7 +52,7 @@ public enum DBusNames {
     }
 
     /// Whether `path` is `root` or below it.
-    public static func path(_ path: String, isWithin root: String) -> Bool {
+    package static func path(_ path: String, isWithin root: String) -> Bool {
         root == "/" || path == root || path.hasPrefix(root + "/")
     }
 }

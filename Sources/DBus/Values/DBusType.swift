@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 /// A D-Bus type, as a signature spells it (D-Bus Specification, "Type System").
-public indirect enum DBusType: Hashable, Sendable, CustomStringConvertible {
+package indirect enum DBusType: Hashable, Sendable, CustomStringConvertible {
     case byte, boolean, int16, uint16, int32, uint32, int64, uint64, double
     case string, objectPath, signature, unixFD
     case array(DBusType)
@@ -11,7 +11,7 @@ public indirect enum DBusType: Hashable, Sendable, CustomStringConvertible {
     case variant
 
     /// The signature of one complete type, e.g. `a{sv}`.
-    public var signature: String {
+    package var signature: String {
         switch self {
         case .byte: "y"
         case .boolean: "b"
@@ -33,10 +33,10 @@ public indirect enum DBusType: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    public var description: String { signature }
+    package var description: String { signature }
 
     /// Basic types may be dictionary keys.
-    public var isBasic: Bool {
+    package var isBasic: Bool {
         switch self {
         case .array, .dictionary, .structure, .variant: false
         default: true
@@ -44,7 +44,7 @@ public indirect enum DBusType: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Parses one complete type; throws for anything else (trailing types included).
-    public init(signature: String) throws(DBusError) {
+    package init(signature: String) throws(DBusError) {
         let types = try DBusType.parse(signature: signature)
         guard types.count == 1 else {
             throw DBusError(.invalidSignature, "'\(signature)' is not a single complete type")
@@ -54,7 +54,7 @@ public indirect enum DBusType: Hashable, Sendable, CustomStringConvertible {
 
     /// Parses a signature of any number of complete types (a message body's signature), enforcing
     /// the specification's limits: 255 bytes, 32 nested arrays, 32 nested structures.
-    public static func parse(signature: String) throws(DBusError) -> [DBusType] {
+    package static func parse(signature: String) throws(DBusError) -> [DBusType] {
         let bytes = Array(signature.utf8)
         guard bytes.count <= 255 else { throw DBusError(.invalidSignature, "signature longer than 255 bytes") }
         var parser = SignatureParser(bytes: bytes)
@@ -66,7 +66,7 @@ public indirect enum DBusType: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The signature of a sequence of types.
-    public static func signature(of types: [DBusType]) -> String {
+    package static func signature(of types: [DBusType]) -> String {
         types.map(\.signature).joined()
     }
 }

@@ -6,7 +6,7 @@ extension DBusValue {
     /// where a `[DBusValue]` costs a boxed value per byte (a 33 MB `ay` took gaend from 287 MB to
     /// 1.39 GB, issue 16). The form is canonical (bytes whenever every element is a `.byte`), so
     /// equality and hashing do not depend on how the value was built.
-    public struct Elements: RandomAccessCollection, ExpressibleByArrayLiteral, Hashable, Sendable, CustomStringConvertible,
+    package struct Elements: RandomAccessCollection, ExpressibleByArrayLiteral, Hashable, Sendable, CustomStringConvertible,
         CustomDebugStringConvertible
     {
         private enum Storage: Hashable, Sendable {
@@ -15,7 +15,7 @@ extension DBusValue {
         }
         private let storage: Storage
 
-        public init(_ values: [DBusValue]) {
+        package init(_ values: [DBusValue]) {
             var bytes = [UInt8]()
             bytes.reserveCapacity(values.count)
             for value in values {
@@ -29,36 +29,36 @@ extension DBusValue {
         }
 
         /// The elements of an `ay`.
-        public init(bytes: [UInt8]) {
+        package init(bytes: [UInt8]) {
             storage = bytes.isEmpty ? .values([]) : .bytes(bytes)
         }
 
-        public init(arrayLiteral elements: DBusValue...) { self.init(elements) }
+        package init(arrayLiteral elements: DBusValue...) { self.init(elements) }
 
         /// The elements as bytes when every one is a `.byte` (an empty array included); nil otherwise.
-        public var bytes: [UInt8]? {
+        package var bytes: [UInt8]? {
             switch storage {
             case .bytes(let bytes): bytes
             case .values(let values): values.isEmpty ? [] : nil
             }
         }
 
-        public var startIndex: Int { 0 }
-        public var endIndex: Int {
+        package var startIndex: Int { 0 }
+        package var endIndex: Int {
             switch storage {
             case .bytes(let bytes): bytes.count
             case .values(let values): values.count
             }
         }
 
-        public subscript(position: Int) -> DBusValue {
+        package subscript(position: Int) -> DBusValue {
             switch storage {
             case .bytes(let bytes): .byte(bytes[position])
             case .values(let values): values[position]
             }
         }
 
-        public var description: String { Array(self).description }
-        public var debugDescription: String { Array(self).debugDescription }
+        package var description: String { Array(self).description }
+        package var debugDescription: String { Array(self).debugDescription }
     }
 }

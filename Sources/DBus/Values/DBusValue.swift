@@ -3,7 +3,7 @@
 /// A D-Bus value with its type. Containers carry their element types, so an empty array or
 /// dictionary still has a signature. An array's elements are `DBusValue.Elements`, which holds an
 /// `ay` as plain bytes (see there).
-public indirect enum DBusValue: Hashable, Sendable {
+package indirect enum DBusValue: Hashable, Sendable {
     case byte(UInt8)
     case boolean(Bool)
     case int16(Int16)
@@ -23,17 +23,17 @@ public indirect enum DBusValue: Hashable, Sendable {
     case structure([DBusValue])
     case variant(DBusValue)
 
-    public struct DictionaryEntry: Hashable, Sendable {
-        public var key: DBusValue
-        public var value: DBusValue
-        public init(_ key: DBusValue, _ value: DBusValue) {
+    package struct DictionaryEntry: Hashable, Sendable {
+        package var key: DBusValue
+        package var value: DBusValue
+        package init(_ key: DBusValue, _ value: DBusValue) {
             self.key = key
             self.value = value
         }
     }
 
     /// The value's type.
-    public var type: DBusType {
+    package var type: DBusType {
         switch self {
         case .byte: .byte
         case .boolean: .boolean
@@ -59,13 +59,13 @@ public indirect enum DBusValue: Hashable, Sendable {
     static let maximumArrayLength = 67_108_864
 
     /// An array of `values` (an `ay` of `.byte` values is kept as bytes, as `.bytes(_:)` makes it).
-    public static func array(element: DBusType, _ values: [DBusValue]) -> DBusValue {
+    package static func array(element: DBusType, _ values: [DBusValue]) -> DBusValue {
         .array(element: element, Elements(values))
     }
 
     /// Checks what libdbus would refuse (and abort on): element types that differ from the declared
     /// one, malformed object paths and signatures, strings with NUL, nesting past the limits.
-    public func validate() throws(DBusError) {
+    package func validate() throws(DBusError) {
         try validate(depth: 0)
     }
 

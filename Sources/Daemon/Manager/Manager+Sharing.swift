@@ -2,14 +2,14 @@
 
 import ENCore
 import Foundation
-import KeyFiles
+package import KeyFiles
 import Logging
 
 extension Manager {
     /// The verification flow and publishing for one test result: the code becomes a token
     /// (/api/verify), the keys' HMAC a certificate (/api/certificate), the keys are published with
     /// it, and the test result is marked shared. Keys are released only after the code verified.
-    public func share(testResultID: String, code: String) async throws(ManagerError) {
+    package func share(testResultID: String, code: String) async throws(ManagerError) {
         guard let sharing = settings.sharing else {
             throw .notConfigured("no verification or publish server is configured (verification-url, publish-url)")
         }
@@ -26,7 +26,7 @@ extension Manager {
         do {
             verified = try await verification.verify(code: code)
         } catch {
-            throw .verificationFailed("the verification server refused the code: \(error.serverCode ?? "\(error)")")
+            throw .verificationFailed(Self.explain(error, server: "the verification server", refused: "the code"))
         }
         let reportType: ReportType = verified.testType == "likely" ? .confirmedClinicalDiagnosis : .confirmedTest
         // In test mode the current key is shared whole, as GetTestDiagnosisKeys returns it (Apple's
@@ -40,7 +40,7 @@ extension Manager {
         do {
             certificate = try await verification.certificate(token: verified.token, keysHMAC: TEKHMAC.compute(keys, secret: secret))
         } catch {
-            throw .verificationFailed("the verification server refused the certificate: \(error.serverCode ?? "\(error)")")
+            throw .verificationFailed(Self.explain(error, server: "the verification server", refused: "the certificate"))
         }
         let onset = result.symptomOnset.flatMap { ENIntervalNumber(containing: $0) }
         let publisher = PublishClient(publishURL: sharing.publishURL, healthAuthorityID: sharing.healthAuthorityID, transport: transport)
@@ -49,7 +49,7 @@ extension Manager {
             published = try await publisher.publish(
                 keys: keys, certificate: certificate, hmacSecret: secret, symptomOnsetInterval: onset, revisionToken: owner.revisionToken)
         } catch {
-            throw .publishFailed("the key server refused the keys: \(error.serverCode ?? "\(error)")")
+            throw .publishFailed(Self.explain(error, server: "the key server", refused: "the keys"))
         }
         var next = owner
         next.testResults[index].shared = true
@@ -58,5 +58,15 @@ extension Manager {
         try next.save(to: dataDirectory)
         owner = next
         logger.info("diagnosis keys shared", metadata: ["keys": "\(keys.count)", "inserted": "\(published.insertedExposures)"])
+    }
+
+    /// What went wrong, as the person sharing needs to hear it: a server that could not be
+    /// reached is not one that refused (they would try another code).
+    package static func explain(_ error: ClientError, server: String, refused what: String) -> String {
+        switch error {
+        case .http(let cause) where cause.isUnreachable: "\(server) is unreachable: \(cause)"
+        case .server(_, _, let code?, _): "\(server) refused \(what): \(code)"
+        default: "\(server) refused \(what): \(error)"
+        }
     }
 }

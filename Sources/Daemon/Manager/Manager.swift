@@ -1,35 +1,35 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ContactLog
-public import Detection
+package import ContactLog
+package import Detection
 import Foundation
-public import ENCore
-public import GaendAPI
-public import KeyFiles
-public import KeySchedule
-public import Logging
-public import Radio
-public import Storage
+package import ENCore
+package import GaendAPI
+package import KeyFiles
+package import KeySchedule
+package import Logging
+package import Radio
+package import Storage
 
 /// What Manager1 does, without D-Bus: the owner's state, key release, detection, test results,
 /// sharing and reset. One actor owns the owner state; the key schedule, the contact log and the
 /// detection worker are actors of their own.
-public actor Manager {
-    public struct Settings: Sendable {
-        public var region = ""
-        public var testMode = false
-        public var radio = "none"
-        public var sharing: SharingSettings?
-        public init() {}
+package actor Manager {
+    package struct Settings: Sendable {
+        package var region = ""
+        package var testMode = false
+        package var radio = "none"
+        package var sharing: SharingSettings?
+        package init() {}
     }
 
     /// Where test results are verified and keys published.
-    public struct SharingSettings: Sendable {
-        public var verificationURL: String
-        public var apiKey: String
-        public var publishURL: String
-        public var healthAuthorityID: String
-        public init(verificationURL: String, apiKey: String, publishURL: String, healthAuthorityID: String) {
+    package struct SharingSettings: Sendable {
+        package var verificationURL: String
+        package var apiKey: String
+        package var publishURL: String
+        package var healthAuthorityID: String
+        package init(verificationURL: String, apiKey: String, publishURL: String, healthAuthorityID: String) {
             self.verificationURL = verificationURL
             self.apiKey = apiKey
             self.publishURL = publishURL
@@ -51,7 +51,7 @@ public actor Manager {
     var settings: Settings
     var owner: OwnerState
 
-    public init(
+    package init(
         dataDirectory: DataDirectory, keys: KeySchedule, log: ContactLogWriter, worker: DetectionWorker?, radioStatus: RadioStatusBoard,
         gate: EnablementGate, settings: Settings, clock: any WallClock, transport: any HTTPTransport = URLSessionTransport(),
         logger: Logger = Logger(label: "gaend.manager")
@@ -73,19 +73,19 @@ public actor Manager {
     }
 
     /// Settings that a reload (SIGHUP) may change.
-    public func reload(_ settings: Settings) {
+    package func reload(_ settings: Settings) {
         self.settings = settings
     }
 
     /// The configuration file enables Exposure Notification (`enable = true`): consent given by
     /// whoever set the beacon up, as a first SetEnabled(true) would record it.
-    public func enableFromConfiguration() throws(ManagerError) {
+    package func enableFromConfiguration() throws(ManagerError) {
         guard !owner.enabled else { return }
         try setEnabled(true)
         logger.notice("exposure notification enabled by the configuration (enable = true)")
     }
 
-    public func setEnabled(_ enabled: Bool) throws(ManagerError) {
+    package func setEnabled(_ enabled: Bool) throws(ManagerError) {
         var next = owner
         next.enabled = enabled
         if owner.authorization == .unknown { next.authorization = enabled ? .authorized : .notAuthorized }
@@ -104,7 +104,7 @@ public actor Manager {
     }
 
     /// The key history for sharing (the current key cut short and replaced).
-    public func diagnosisKeys() async throws(ManagerError) -> [TemporaryExposureKey] {
+    package func diagnosisKeys() async throws(ManagerError) -> [TemporaryExposureKey] {
         try requireAuthorized()
         do {
             return try await keys.releaseDiagnosisKeys()
@@ -113,7 +113,7 @@ public actor Manager {
         }
     }
 
-    public func testDiagnosisKeys() async throws(ManagerError) -> [TemporaryExposureKey] {
+    package func testDiagnosisKeys() async throws(ManagerError) -> [TemporaryExposureKey] {
         guard settings.testMode else { throw .notSupported("test keys need test-mode = true in the configuration") }
         try requireAuthorized()
         do {
@@ -123,7 +123,7 @@ public actor Manager {
         }
     }
 
-    public func preAuthorize() throws(ManagerError) {
+    package func preAuthorize() throws(ManagerError) {
         try requireAuthorized()
         var next = owner
         next.preAuthorizedAt = clock.now()
@@ -132,7 +132,7 @@ public actor Manager {
     }
 
     /// Uses up a pre-authorization younger than 5 days and releases the keys.
-    public func requestPreAuthorizedKeys() async throws(ManagerError) -> [TemporaryExposureKey] {
+    package func requestPreAuthorizedKeys() async throws(ManagerError) -> [TemporaryExposureKey] {
         try requireAuthorized()
         guard let at = owner.preAuthorizedAt, clock.now().seconds - at.seconds <= Self.preAuthorizationLifetime else {
             throw .notAuthorized("no key release was pre-authorized in the last 5 days (PreAuthorizeDiagnosisKeys)")
@@ -161,7 +161,7 @@ public actor Manager {
     }
 
     /// A detection now; its result as JSON.
-    public func detect(configurationJSON: String) async throws(ManagerError) -> String {
+    package func detect(configurationJSON: String) async throws(ManagerError) -> String {
         let worker = try requireWorker()
         let configuration = try configuration(configurationJSON)
         do {
@@ -176,14 +176,14 @@ public actor Manager {
     }
 
     /// Every stored window of the last 14 days, under the configured configuration.
-    public func exposureWindows() async -> String {
+    package func exposureWindows() async -> String {
         guard let worker else { return "[]" }
         return await worker.rescore().json.member("windows")?.serialized() ?? "[]"
     }
 
     /// The daily summaries of every stored window under `configurationJSON` (the configured one
     /// when empty). Without a key server nothing was ever matched: an empty list, as for windows.
-    public func dailySummaries(configurationJSON: String) async throws(ManagerError) -> String {
+    package func dailySummaries(configurationJSON: String) async throws(ManagerError) -> String {
         let configuration = try configuration(configurationJSON)
         guard let worker else { return "[]" }
         return await worker.rescore(configuration).json.member("daily_summaries")?.serialized() ?? "[]"
@@ -191,7 +191,7 @@ public actor Manager {
 
     // MARK: Test results
 
-    public func addTestResult(testDate: UnixTime, kind: TestResult.Kind, symptomOnset: UnixTime?) throws(ManagerError) -> String {
+    package func addTestResult(testDate: UnixTime, kind: TestResult.Kind, symptomOnset: UnixTime?) throws(ManagerError) -> String {
         let now = clock.now()
         guard testDate.seconds <= now.seconds + 86_400, testDate.seconds >= now.seconds - 30 * 86_400 else {
             throw .badParameter(field: Manager1.TestResultField.testDate.rawValue, problem: "\(testDate) is not within the last 30 days")
@@ -210,12 +210,12 @@ public actor Manager {
         return id
     }
 
-    public func testResults() -> [TestResult] { owner.testResults }
+    package func testResults() -> [TestResult] { owner.testResults }
 
     // MARK: Reset
 
     /// Keys, contact log, detection results, test results and consent: all gone.
-    public func resetAll() async throws(ManagerError) {
+    package func resetAll() async throws(ManagerError) {
         gate.set(false)
         do {
             try await keys.reset()
@@ -234,7 +234,7 @@ public actor Manager {
     // MARK: Properties
 
     /// The values of Manager1's properties now.
-    public func properties() async -> [Manager1.Property: PropertyValue] {
+    package func properties() async -> [Manager1.Property: PropertyValue] {
         let radio = radioStatus.status
         let status: String =
             if settings.radio == "none" { "paused" } else if !owner.enabled { "disabled" } else {
@@ -259,7 +259,7 @@ public actor Manager {
     }
 
     /// A property value, kept free of D-Bus types.
-    public enum PropertyValue: Equatable, Sendable {
+    package enum PropertyValue: Equatable, Sendable {
         case string(String)
         case boolean(Bool)
         case time(UnixTime?)

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import DBus
-public import Detection
-public import ENCore
+package import DBus
+package import Detection
+package import ENCore
 import GaendAPI
 
 /// Why a Manager1 call failed; each case is one `org.gaend.Error.<Name>` (docs/org.gaend.Manager1.rst).
 /// All D-Bus error names of the daemon are made here.
-public enum ManagerError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum ManagerError: Error, Equatable, Sendable, CustomStringConvertible {
     case notAuthorized(String)
     case notEnabled(String)
     case rateLimited(nextAllowed: UnixTime)
@@ -24,7 +24,7 @@ public enum ManagerError: Error, Equatable, Sendable, CustomStringConvertible {
     case `internal`(String)
 
     /// Its name in the contract (`Manager1.ErrorName`).
-    public var name: String { errorName.rawValue }
+    package var name: String { errorName.rawValue }
 
     var errorName: Manager1.ErrorName {
         switch self {
@@ -43,7 +43,7 @@ public enum ManagerError: Error, Equatable, Sendable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .notAuthorized(let message), .notEnabled(let message), .inProgress(let message), .notSupported(let message),
             .notConfigured(let message), .bluetoothOff(let message), .verificationFailed(let message), .publishFailed(let message),
@@ -56,7 +56,7 @@ public enum ManagerError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 
     /// The error as D-Bus sends it.
-    public var dbusError: DBusError {
+    package var dbusError: DBusError {
         DBusError(DBusError.Name(rawValue: errorName.qualified), description)
     }
 }

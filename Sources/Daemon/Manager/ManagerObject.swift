@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import DBus
-public import Detection
+package import DBus
+package import Detection
 import ENCore
 import GaendAPI
-public import Logging
+package import Logging
 import Synchronization
 
 /// org.gaend.Manager1 at /org/gaend/Manager: the table of methods, properties and signals
 /// (docs/org.gaend.Manager1.rst), over a `Manager`.
-public struct ManagerObject: Sendable {
+package struct ManagerObject: Sendable {
 
     let manager: Manager
     let bus: DBusConnection
@@ -20,7 +20,7 @@ public struct ManagerObject: Sendable {
     /// disables, or records a test result, with the caller's uid as the bus knows it.
     let audit: Logger
 
-    public init(
+    package init(
         manager: Manager, bus: DBusConnection, changed: @escaping @Sendable () -> Void, audit: Logger = Logger(label: "gaend.audit")
     ) {
         self.manager = manager
@@ -62,7 +62,7 @@ public struct ManagerObject: Sendable {
         audit.notice("\(action)", metadata: metadata)
     }
 
-    public var table: DBusInterface {
+    package var table: DBusInterface {
         let manager = manager
         let authorizer = authorizer
         let bus = bus
@@ -224,15 +224,15 @@ public struct ManagerObject: Sendable {
 
 /// Detection progress and outcomes as Manager1 signals. The worker exists before the bus
 /// connection, so the connection is set later (and may be absent).
-public final class DetectionSignals: DetectionObserver {
+package final class DetectionSignals: DetectionObserver {
     private let bus = Mutex<DBusConnection?>(nil)
     private let lastProgress = Mutex<ContinuousClock.Instant?>(nil)
 
-    public init() {}
+    package init() {}
 
-    public func attach(_ connection: DBusConnection?) { bus.withLock { $0 = connection } }
+    package func attach(_ connection: DBusConnection?) { bus.withLock { $0 = connection } }
 
-    public func detectionProgress(keysDone: Int, keysTotal: Int) {
+    package func detectionProgress(keysDone: Int, keysTotal: Int) {
         // At most 20 a second: matching reports per chunk, from every task.
         let now = ContinuousClock.now
         let due = lastProgress.withLock { last -> Bool in
@@ -246,7 +246,7 @@ public final class DetectionSignals: DetectionObserver {
             [.uint32(UInt32(clamping: keysDone)), .uint32(UInt32(clamping: keysTotal))])
     }
 
-    public func detectionFinished(_ outcome: DetectionOutcome) async {
+    package func detectionFinished(_ outcome: DetectionOutcome) async {
         guard let bus = bus.withLock({ $0 }) else { return }
         try? bus.emit(
             path: Manager1.objectPath, interface: Manager1.interface, member: Manager1.Signal.detectionFinished.rawValue,

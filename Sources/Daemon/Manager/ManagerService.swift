@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 import DBus
-public import GaendAPI
+package import GaendAPI
 import ENCore
-public import Logging
-public import Radio
-public import ServiceLifecycle
+package import Logging
+package import Radio
+import ServiceLifecycle
 
 /// Manager1 on the bus: connects, exports the object, takes the name org.gaend (a second daemon
 /// is refused: the name is taken), tells systemd it is ready, and keeps the properties announced:
 /// after every call, on radio and enablement changes, and once a second for the log's figures.
-public struct ManagerService: Service {
+package struct ManagerService: Service {
     /// Where it is served (the configuration's `bus`).
-    public typealias Bus = ManagerBus
+    package typealias Bus = ManagerBus
 
     let manager: Manager
     let bus: Bus
@@ -21,11 +21,14 @@ public struct ManagerService: Service {
     let signals: DetectionSignals
     let notifier: SystemdNotifier
     let logger: Logger
+    /// Where the once-a-second announcement waits (the continuous clock; a test's clock).
+    let ticks: any Clock<Duration>
 
-    public init(
+    package init(
         manager: Manager, bus: Bus, radioStatus: RadioStatusBoard, gate: EnablementGate, signals: DetectionSignals, notifier: SystemdNotifier,
-        logger: Logger
+        logger: Logger, ticks: any Clock<Duration> = ContinuousClock()
     ) {
+        self.ticks = ticks
         self.manager = manager
         self.bus = bus
         self.radioStatus = radioStatus
@@ -35,7 +38,7 @@ public struct ManagerService: Service {
         self.logger = logger
     }
 
-    public func run() async throws {
+    package func run() async throws {
         let connection: DBusConnection
         switch bus {
         case .none:
@@ -73,9 +76,10 @@ public struct ManagerService: Service {
             group.addTask {
                 for await _ in gate.updates() { trigger.yield() }
             }
+            let ticks = ticks
             group.addTask {
                 while !Task.isCancelled {
-                    try? await Task.sleep(for: .seconds(1))
+                    try? await ticks.sleep(for: .seconds(1))
                     trigger.yield()
                 }
             }
@@ -124,7 +128,7 @@ public struct ManagerService: Service {
     }
 }
 
-public struct ManagerServiceError: Error, CustomStringConvertible {
-    public var description: String
+package struct ManagerServiceError: Error, CustomStringConvertible {
+    package var description: String
     init(_ description: String) { self.description = description }
 }

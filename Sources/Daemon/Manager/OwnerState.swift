@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 import Foundation
-public import ENCore
+package import ENCore
 import Storage
 
 /// What the owner decided and recorded, in `<data-dir>/owner.json` (atomic, 0600): consent,
@@ -96,18 +96,18 @@ struct OwnerState: Sendable, Equatable {
 }
 
 /// A test result the owner recorded (AddTestResult).
-public struct TestResult: Sendable, Equatable {
-    public enum Kind: String, Sendable, CaseIterable {
+package struct TestResult: Sendable, Equatable {
+    package enum Kind: String, Sendable, CaseIterable {
         case confirmed, likely, negative
         case selfReported = "self-reported"
     }
 
-    public var id: String
-    public var testDate: UnixTime
-    public var kind: Kind
-    public var symptomOnset: UnixTime?
-    public var added: UnixTime
-    public var shared: Bool
+    package var id: String
+    package var testDate: UnixTime
+    package var kind: Kind
+    package var symptomOnset: UnixTime?
+    package var added: UnixTime
+    package var shared: Bool
 
     init?(json: [String: Any]) {
         // Times past UnixTime's range are treated as a wrong type is: the record (or the onset) is unreadable.

@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import Foundation
+package import Foundation
 
 /// A configuration value that is wrong, named by its key.
-public struct ConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
-    public var key: String
-    public var problem: String
+package struct ConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
+    package var key: String
+    package var problem: String
 
-    public init(key: String, problem: String) {
+    package init(key: String, problem: String) {
         self.key = key
         self.problem = problem
     }
 
-    public var description: String { key.isEmpty ? problem : "\(key): \(problem)" }
+    package var description: String { key.isEmpty ? problem : "\(key): \(problem)" }
 }
 
 extension ExposureConfiguration {
@@ -33,7 +33,7 @@ extension ExposureConfiguration {
     /// Reads the JSON object of the sample apps (v1 and v2 shapes) and SwissCovid's per-day keys.
     /// `attenuationDurationThresholds` serves all three: 3 values for v2, 2 for v1 and per-day (with
     /// 2, v2 has no medium bucket). Unknown keys are refused, so a typo cannot go unnoticed.
-    public init(json data: Data) throws(ConfigurationError) {
+    package init(json data: Data) throws(ConfigurationError) {
         let root: Any
         do {
             root = try JSONSerialization.jsonObject(with: data)

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ContactLog
+package import ContactLog
 import ENCore
-public import ENCrypto
-public import KeyFiles
+package import ENCrypto
+package import KeyFiles
 
 /// Matches diagnosis keys against the logged RPIs, as Google's matcher does
 /// (gaen-spec.md §4.1; docs/detection.md has every rule and where it comes from):
@@ -16,16 +16,16 @@ public import KeyFiles
 ///   that have no valid RSSI, are dropped.
 ///
 /// The index is shared read-only; each task derives with its own `ExposureKeyCrypto`.
-public struct Matcher: Sendable {
-    public let index: MatchingIndex
+package struct Matcher: Sendable {
+    package let index: MatchingIndex
     /// Intervals a key must come within ±12 of to be worth deriving: the indexed days.
     private let covered: Range<Int64>
 
-    public static let toleranceIntervals: Int64 = 12
-    public static let replayGuardSeconds: Int64 = 20 * 60
-    public static let txPowerBounds: ClosedRange<Int8> = -50...20
+    package static let toleranceIntervals: Int64 = 12
+    package static let replayGuardSeconds: Int64 = 20 * 60
+    package static let txPowerBounds: ClosedRange<Int8> = -50...20
 
-    public init(index: MatchingIndex) {
+    package init(index: MatchingIndex) {
         self.index = index
         if let first = index.days.first, let last = index.days.last {
             covered = (first.daysSinceEpoch * 144)..<((last.daysSinceEpoch + 1) * 144)
@@ -35,7 +35,7 @@ public struct Matcher: Sendable {
     }
 
     /// Matches `keys` using up to `parallelism` tasks; `progress` is told the keys done so far.
-    public func match(
+    package func match(
         _ keys: [DiagnosisKey], parallelism: Int, progress: (@Sendable (Int) -> Void)? = nil
     ) async throws -> (matches: [KeyMatch], statistics: MatchStatistics) {
         let chunkSize = 8192
@@ -70,7 +70,7 @@ public struct Matcher: Sendable {
     }
 
     /// Matches a slice of keys on the calling task.
-    public func match(
+    package func match(
         _ keys: ArraySlice<DiagnosisKey>, crypto: ExposureKeyCrypto, into matches: inout [KeyMatch], statistics: inout MatchStatistics
     ) {
         let rpis = UnsafeMutablePointer<RollingProximityIdentifier>.allocate(capacity: ExposureKeyCrypto.maximumBatch)

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 import ContactLog
-public import ENCore
-public import KeyFiles
+package import ENCore
+package import KeyFiles
 
 /// What is kept of one matched diagnosis key between runs: GMS's `ExposureResult`, one per TEK
 /// (storage/ExposureResultStorage.java). It holds the key's sightings rather than finished
@@ -12,27 +12,27 @@ public import KeyFiles
 /// The key data is kept: it is how a later file's copy or revision of the key is recognised. It
 /// was published by the health authority, and the sightings' RPIs and metadata follow from it, so
 /// the file holds nothing the contact log and the key server do not already hold.
-public struct ExposureResult: Hashable, Sendable {
+package struct ExposureResult: Hashable, Sendable {
     /// The key with its report type as matched, or as revised since.
-    public var match: KeyMatch
+    package var match: KeyMatch
     /// How many times a revision changed the report type (GMS allows one).
-    public var reportTypeTransitions: Int
+    package var reportTypeTransitions: Int
     /// When the key was matched.
-    public var matchedAt: UnixTime
+    package var matchedAt: UnixTime
 
-    public init(match: KeyMatch, reportTypeTransitions: Int = 0, matchedAt: UnixTime) {
+    package init(match: KeyMatch, reportTypeTransitions: Int = 0, matchedAt: UnixTime) {
         self.match = match
         self.reportTypeTransitions = reportTypeTransitions
         self.matchedAt = matchedAt
     }
 
     /// Revisions GMS allows per key (`ContactTracingFeature.allowedReportTypeTransitions`).
-    public static let allowedTransitions = 1
+    package static let allowedTransitions = 1
 
     /// GMS's `ExposureMatchingTracer.isValidTransition`: a self-report may become confirmed
     /// (test or clinical) or revoked; a clinical diagnosis may become a confirmed test or revoked;
     /// nothing else changes, a confirmed test included.
-    public static func isValidTransition(from old: ReportType, to new: ReportType) -> Bool {
+    package static func isValidTransition(from old: ReportType, to new: ReportType) -> Bool {
         switch old {
         case .selfReport: return [.confirmedTest, .confirmedClinicalDiagnosis, .revoked].contains(new)
         case .confirmedClinicalDiagnosis: return [.confirmedTest, .revoked].contains(new)
@@ -45,7 +45,7 @@ public struct ExposureResult: Hashable, Sendable {
     /// the change is kept only on a valid transition while transitions remain.
     ///
     /// - Returns: whether the result changed.
-    public mutating func revise(to published: ReportType, configuration: V2Configuration) -> Bool {
+    package mutating func revise(to published: ReportType, configuration: V2Configuration) -> Bool {
         let old = WindowBuilder.mappedReportType(match.key.reportType, configuration: configuration)
         let new = WindowBuilder.mappedReportType(published, configuration: configuration)
         guard reportTypeTransitions < Self.allowedTransitions, Self.isValidTransition(from: old, to: new) else { return false }
@@ -55,7 +55,7 @@ public struct ExposureResult: Hashable, Sendable {
     }
 
     /// The UTC day of the newest sighting: the result ages out 14 days after it.
-    public var lastDay: UTCDay {
+    package var lastDay: UTCDay {
         UTCDay(containing: match.sightings.map(\.aggregate.firstSeen).max() ?? matchedAt)
     }
 }

@@ -4,7 +4,7 @@ import ContactLog
 import ENCore
 import Foundation
 import KeyFiles
-public import Storage
+package import Storage
 
 /// `<data-dir>/exposure-results.json` (atomic, 0600): the stored results, written after each run
 /// that changed them. docs/detection.md, "Stored results", has the format.
@@ -15,21 +15,21 @@ public import Storage
 /// a version that kept only the last run's windows in `detection-state.json`), those windows are
 /// taken over as legacy windows.
 extension ExposureResults {
-    public static let fileName = "exposure-results.json"
-    public static let format: Int64 = 1
+    package static let fileName = "exposure-results.json"
+    package static let format: Int64 = 1
     static let maximumFileBytes = 64 << 20
 
-    public static func path(in dataDirectory: DataDirectory) -> String { dataDirectory.path(of: fileName) }
+    package static func path(in dataDirectory: DataDirectory) -> String { dataDirectory.path(of: fileName) }
 
     /// What loading found: the results, and what was wrong with the file, if anything.
-    public struct Loaded: Sendable {
-        public var results: ExposureResults
-        public var problem: String?
+    package struct Loaded: Sendable {
+        package var results: ExposureResults
+        package var problem: String?
         /// Whether the results came from the previous format's state file.
-        public var migrated: Bool
+        package var migrated: Bool
     }
 
-    public static func load(from dataDirectory: DataDirectory) -> Loaded {
+    package static func load(from dataDirectory: DataDirectory) -> Loaded {
         let path = path(in: dataDirectory)
         let bytes: [UInt8]?
         do {
@@ -66,7 +66,7 @@ extension ExposureResults {
             migrated: false)
     }
 
-    public func save(to dataDirectory: DataDirectory) throws(FileSystemError) {
+    package func save(to dataDirectory: DataDirectory) throws(FileSystemError) {
         let value = JSONValue.object([
             ("format", .int(Self.format)),
             ("results", .array(byKey.values.sorted { $0.matchedAt < $1.matchedAt }.map(\.json))),

@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ENCore
+package import ENCore
 import KeyFiles
 
 /// The sums of one UTC day (Apple's `ENExposureSummaryItem`).
-public struct SummaryData: Hashable, Sendable {
-    public var maximumScore: Double = 0
-    public var scoreSum: Double = 0
+package struct SummaryData: Hashable, Sendable {
+    package var maximumScore: Double = 0
+    package var scoreSum: Double = 0
     /// Seconds.
-    public var weightedDurationSum: Double = 0
+    package var weightedDurationSum: Double = 0
 
-    public init(maximumScore: Double = 0, scoreSum: Double = 0, weightedDurationSum: Double = 0) {
+    package init(maximumScore: Double = 0, scoreSum: Double = 0, weightedDurationSum: Double = 0) {
         self.maximumScore = maximumScore
         self.scoreSum = scoreSum
         self.weightedDurationSum = weightedDurationSum
@@ -24,10 +24,10 @@ public struct SummaryData: Hashable, Sendable {
 }
 
 /// v2 daily summary: all windows of a UTC day, and per report type.
-public struct DailySummary: Hashable, Sendable {
-    public var day: UTCDay
-    public var total: SummaryData
-    public var byReportType: [ReportTypeKey: SummaryData]
+package struct DailySummary: Hashable, Sendable {
+    package var day: UTCDay
+    package var total: SummaryData
+    package var byReportType: [ReportTypeKey: SummaryData]
 }
 
 /// Scores exposure windows into daily summaries as Google's `DailySummaryUtils` does, with Apple's
@@ -39,8 +39,8 @@ public struct DailySummary: Hashable, Sendable {
 ///   ≤ t0 immediate, ≤ t1 near, ≤ t2 medium, else other;
 /// - score = weighted duration × report-type weight × infectiousness weight; windows below the
 ///   minimum window score are dropped.
-public enum DailySummaryScorer {
-    public static func summaries(_ windows: [ExposureWindow], configuration: V2Configuration, today: UTCDay) -> [DailySummary] {
+package enum DailySummaryScorer {
+    package static func summaries(_ windows: [ExposureWindow], configuration: V2Configuration, today: UTCDay) -> [DailySummary] {
         var days: [UTCDay: DailySummary] = [:]
         for window in windows {
             guard let scored = score(window, configuration: configuration, today: today) else { continue }
@@ -53,7 +53,7 @@ public enum DailySummaryScorer {
     }
 
     /// A window's weighted duration (seconds) and score, or `nil` when the rules drop it.
-    public static func score(
+    package static func score(
         _ window: ExposureWindow, configuration: V2Configuration, today: UTCDay
     ) -> (type: ReportTypeKey, weightedDuration: Double, score: Double)? {
         guard let type = ReportTypeKey(rawValue: Int(window.reportType.rawValue)), window.infectiousness != .none else { return nil }

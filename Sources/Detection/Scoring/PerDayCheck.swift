@@ -1,21 +1,21 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ENCore
+package import ENCore
 import KeyFiles
 
 /// One UTC day of SwissCovid's check.
-public struct PerDayResult: Hashable, Sendable {
-    public var day: UTCDay
+package struct PerDayResult: Hashable, Sendable {
+    package var day: UTCDay
     /// Minutes below the first threshold and between the two, each capped at 30 as the framework
     /// reported them.
-    public var lowMinutes: Double
-    public var mediumMinutes: Double
+    package var lowMinutes: Double
+    package var mediumMinutes: Double
     /// low × factorLow + medium × factorMedium.
-    public var weightedMinutes: Double
+    package var weightedMinutes: Double
     /// Whether the weighted minutes reach the trigger.
-    public var exposed: Bool
+    package var exposed: Bool
 
-    public init(day: UTCDay, lowMinutes: Double, mediumMinutes: Double, weightedMinutes: Double, exposed: Bool) {
+    package init(day: UTCDay, lowMinutes: Double, mediumMinutes: Double, weightedMinutes: Double, exposed: Bool) {
         self.day = day
         self.lowMinutes = lowMinutes
         self.mediumMinutes = mediumMinutes
@@ -27,8 +27,8 @@ public struct PerDayResult: Hashable, Sendable {
 /// SwissCovid's per-day attenuation-duration check over the exposure windows: each scan instance's
 /// secondsSinceLastScan counts as low when its typical attenuation is below the first threshold,
 /// medium when below the second (Google's `<` edges). REVOKED and unmapped windows do not count.
-public enum PerDayCheck {
-    public static func results(_ windows: [ExposureWindow], configuration: PerDayConfiguration) -> [PerDayResult] {
+package enum PerDayCheck {
+    package static func results(_ windows: [ExposureWindow], configuration: PerDayConfiguration) -> [PerDayResult] {
         var seconds: [UTCDay: (low: Double, medium: Double)] = [:]
         for window in windows where ReportTypeKey(rawValue: Int(window.reportType.rawValue)) != nil {
             for instance in window.scanInstances {

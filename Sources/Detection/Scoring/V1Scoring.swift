@@ -1,39 +1,39 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ENCore
+package import ENCore
 import KeyFiles
 import ContactLog
 
 /// One exposure of the v1 API (Apple's `ENExposureInfo`, GMS's `ExposureInformation`).
-public struct V1ExposureInfo: Hashable, Sendable {
+package struct V1ExposureInfo: Hashable, Sendable {
     /// The UTC day of the key's rolling start: GMS dates an exposure by its key
     /// (`KeyExposureEvaluator.findExposures`, `date_millis_since_epoch`), not by its first scan.
-    public var date: UTCDay
+    package var date: UTCDay
     /// Whole days from the key's rolling start to the time of scoring (`bucketLatencyDays`).
-    public var daysSinceExposure: Int
+    package var daysSinceExposure: Int
     /// Minutes, in 5-minute steps, capped at 30.
-    public var durationMinutes: Int
+    package var durationMinutes: Int
     /// Time-weighted attenuation over the exposure, dB.
-    public var attenuationValue: Int
-    public var transmissionRiskLevel: Int
-    public var totalRiskScore: Int
+    package var attenuationValue: Int
+    package var transmissionRiskLevel: Int
+    package var totalRiskScore: Int
     /// Seconds below the low threshold, between the thresholds, and at or above the high one.
-    public var attenuationDurations: [Int]
+    package var attenuationDurations: [Int]
 }
 
 /// v1's `ENExposureDetectionSummary` (GMS `ExposureSummary`).
-public struct V1Summary: Hashable, Sendable {
-    public var daysSinceLastExposure: Int?
+package struct V1Summary: Hashable, Sendable {
+    package var daysSinceLastExposure: Int?
     /// Keys with at least one exposure.
-    public var matchedKeyCount: Int
+    package var matchedKeyCount: Int
     /// Apple's `maximumRiskScore`: an `ENRiskScore`, capped at 255.
-    public var maximumRiskScore: Int
+    package var maximumRiskScore: Int
     /// Apple's `maximumRiskScoreFullRange`: the same, uncapped (up to 8⁴ = 4096).
-    public var maximumRiskScoreFullRange: Int
+    package var maximumRiskScoreFullRange: Int
     /// GMS's `summationRiskScore`, Apple's `riskScoreSumFullRange`: every exposure's score, summed.
-    public var summationRiskScore: Int
+    package var summationRiskScore: Int
     /// Minutes per attenuation bucket, summed over exposures, each capped at 30.
-    public var attenuationDurationsMinutes: [Int]
+    package var attenuationDurationsMinutes: [Int]
 }
 
 /// v1 scoring as Google's `KeyExposureEvaluator.findExposures` and `RiskScoreCalculator` ship it
@@ -52,18 +52,18 @@ public struct V1Summary: Hashable, Sendable {
 /// - risk = attenuation × days × duration × transmission-risk scores (or their weighted average
 ///   when the configuration asks for the preliminary formula), days counted from the key's rolling
 ///   start; below the minimum it becomes 0.
-public enum V1Scorer {
-    public static let maximumGapSeconds: Int64 = 600
+package enum V1Scorer {
+    package static let maximumGapSeconds: Int64 = 600
     /// GMS: 1.5 × (4 s scan + 13 s extension).
-    public static let sameScanMilliseconds: Int64 = 25_500
-    public static let scanIntervalSeconds: Int64 = 300
+    package static let sameScanMilliseconds: Int64 = 25_500
+    package static let scanIntervalSeconds: Int64 = 300
 
     struct Scan {
         var time: Int64
         var attenuation: Int
     }
 
-    public static func exposures(for match: KeyMatch, configuration: V1Configuration, now: UnixTime) -> [V1ExposureInfo] {
+    package static func exposures(for match: KeyMatch, configuration: V1Configuration, now: UnixTime) -> [V1ExposureInfo] {
         guard match.key.reportType != .revoked, match.key.reportType != .recursive else { return [] }
         var exposures = [[Scan]]()
         for scan in scans(match.sightings) {
@@ -162,7 +162,7 @@ public enum V1Scorer {
     }
 
     /// The summary of every exposure of every matched key; `exposures` holds one list per key.
-    public static func summary(_ exposures: [[V1ExposureInfo]]) -> V1Summary {
+    package static func summary(_ exposures: [[V1ExposureInfo]]) -> V1Summary {
         let all = exposures.flatMap { $0 }
         var seconds = [0, 0, 0]
         for info in all {

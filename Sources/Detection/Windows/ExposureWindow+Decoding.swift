@@ -6,7 +6,7 @@ import KeyFiles
 extension ExposureWindow {
     /// Reads a window back from the JSON `DetectionResult.json` writes for it (the stored results),
     /// `nil` if anything is missing or out of range.
-    public init?(json object: [String: Any]) {
+    package init?(json object: [String: Any]) {
         guard let dayText = object["day"] as? String, let day = UTCDay(parsing: dayText),
             let type = (object["report_type"] as? String).flatMap({ name in ReportType.allCases.first { $0.description == name } }),
             let infectiousness = (object["infectiousness"] as? String).flatMap({ name in

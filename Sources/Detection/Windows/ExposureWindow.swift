@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ENCore
-public import KeyFiles
+package import ENCore
+package import KeyFiles
 
 /// One scan's worth of sightings of a key (Google's and Apple's `ScanInstance`).
-public struct ScanInstance: Hashable, Sendable, Codable {
+package struct ScanInstance: Hashable, Sendable, Codable {
     /// The rounded mean attenuation over the instance's reports, dB.
-    public var typicalAttenuation: Int
+    package var typicalAttenuation: Int
     /// The lowest attenuation (strongest signal) in the instance, dB.
-    public var minimumAttenuation: Int
+    package var minimumAttenuation: Int
     /// Time since the previous scan ended, in whole minutes as Google counts it: 0…300, 120 if unknown.
-    public var secondsSinceLastScan: Int
+    package var secondsSinceLastScan: Int
 
-    public init(typicalAttenuation: Int, minimumAttenuation: Int, secondsSinceLastScan: Int) {
+    package init(typicalAttenuation: Int, minimumAttenuation: Int, secondsSinceLastScan: Int) {
         self.typicalAttenuation = typicalAttenuation
         self.minimumAttenuation = minimumAttenuation
         self.secondsSinceLastScan = secondsSinceLastScan
@@ -21,21 +21,21 @@ public struct ScanInstance: Hashable, Sendable, Codable {
 
 /// Up to 30 minutes of sightings of one diagnosis key (Apple's `ENExposureWindow`). Carries no key
 /// and no identifier: windows are what may be kept and shown.
-public struct ExposureWindow: Hashable, Sendable {
+package struct ExposureWindow: Hashable, Sendable {
     /// The UTC day the window started.
-    public var day: UTCDay
+    package var day: UTCDay
     /// When its first sighting was (GMS's `epoch_seconds`); `nil` for windows kept by earlier
     /// versions, which stored the day alone. Not part of the API's JSON, which has the day only.
-    public var start: UnixTime?
+    package var start: UnixTime?
     /// The report type, with the configured value in place of a missing one (`.unknown` if none).
-    public var reportType: ReportType
-    public var infectiousness: Infectiousness
-    public var calibrationConfidence: CalibrationConfidence
+    package var reportType: ReportType
+    package var infectiousness: Infectiousness
+    package var calibrationConfidence: CalibrationConfidence
     /// The key's transmission risk level (kept for v1 scoring).
-    public var transmissionRiskLevel: Int
-    public var scanInstances: [ScanInstance]
+    package var transmissionRiskLevel: Int
+    package var scanInstances: [ScanInstance]
 
-    public init(
+    package init(
         day: UTCDay, start: UnixTime? = nil, reportType: ReportType, infectiousness: Infectiousness,
         calibrationConfidence: CalibrationConfidence, transmissionRiskLevel: Int, scanInstances: [ScanInstance]
     ) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 import ENCore
-public import KeyFiles
+package import KeyFiles
 import ContactLog
 
 /// Builds exposure windows from a key's sightings as Google's `findExposureWindows` does
@@ -18,12 +18,12 @@ import ContactLog
 ///   readings all lie on one side of its TX power, which (TX power being the power at 0 m) is all
 ///   but always;
 /// - secondsSinceLastScan = 60 × min(5, ⌊t/60⌋ − ⌊previous scan end/60⌋), 120 when unknown.
-public enum WindowBuilder {
-    public static let maximumWindowSeconds: Int64 = 1800
-    public static let sameInstanceMilliseconds: Int64 = 25_500
+package enum WindowBuilder {
+    package static let maximumWindowSeconds: Int64 = 1800
+    package static let sameInstanceMilliseconds: Int64 = 25_500
 
     /// The windows of one matched key, in time order.
-    public static func windows(for match: KeyMatch, configuration: V2Configuration) -> [ExposureWindow] {
+    package static func windows(for match: KeyMatch, configuration: V2Configuration) -> [ExposureWindow] {
         let reportType = mappedReportType(match.key.reportType, configuration: configuration)
         let infectiousness = infectiousness(daysSinceOnset: match.key.daysSinceOnsetOfSymptoms, configuration: configuration)
         var windows = [ExposureWindow]()
@@ -93,14 +93,14 @@ public enum WindowBuilder {
     }
 
     /// The key's report type, or the configured one when it has none.
-    public static func mappedReportType(_ type: ReportType, configuration: V2Configuration) -> ReportType {
+    package static func mappedReportType(_ type: ReportType, configuration: V2Configuration) -> ReportType {
         guard type == .unknown else { return type }
         return configuration.reportTypeWhenMissing.map { ReportType(rawValue: Int32($0.rawValue))! } ?? .unknown
     }
 
     /// Infectiousness from days since onset: the "missing" value when absent or |days| > 14, the
     /// map's value otherwise, `.none` for days the map leaves out.
-    public static func infectiousness(daysSinceOnset: Int32?, configuration: V2Configuration) -> Infectiousness {
+    package static func infectiousness(daysSinceOnset: Int32?, configuration: V2Configuration) -> Infectiousness {
         guard let days = daysSinceOnset, abs(days) <= 14 else { return configuration.infectiousnessWhenDaysSinceOnsetMissing }
         return configuration.infectiousnessForDaysSinceOnset[Int(days)] ?? .none
     }

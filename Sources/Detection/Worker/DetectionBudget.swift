@@ -1,21 +1,21 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ENCore
-public import Storage
+package import ENCore
+package import Storage
 
 /// How many detection runs may start in any 24 hours: 6 in v2 mode, 20 in v1 mode, as the
 /// frameworks allow. A run is counted before it starts and given back if it fails (Google v1.8), and
 /// the count is kept in `<data-dir>/detection-budget` so a restart does not reset it.
-public struct DetectionBudget: Sendable {
-    public let path: String
-    public static let window: Int64 = 86_400
+package struct DetectionBudget: Sendable {
+    package let path: String
+    package static let window: Int64 = 86_400
 
-    public init(dataDirectory: DataDirectory) {
+    package init(dataDirectory: DataDirectory) {
         path = dataDirectory.path(of: "detection-budget")
     }
 
     /// The runs counted in the last 24 hours, oldest first.
-    public func load(now: UnixTime) -> [UnixTime] {
+    package func load(now: UnixTime) -> [UnixTime] {
         guard let bytes = try? AtomicFile.read(path, limit: 1 << 16) else { return [] }
         // A line that is no time (damage) is no run.
         return String(decoding: bytes, as: UTF8.self).split(separator: "\n").compactMap { Int64($0).flatMap { UnixTime(exactlySeconds: $0) } }
@@ -26,7 +26,7 @@ public struct DetectionBudget: Sendable {
     ///
     /// - Returns: the time counted (pass it to `giveBack` if the run fails).
     /// - Throws: `DetectionWorkerError.rateLimited` with the time the next run is allowed.
-    public func reserve(now: UnixTime, limit: Int) throws(DetectionWorkerError) -> UnixTime {
+    package func reserve(now: UnixTime, limit: Int) throws(DetectionWorkerError) -> UnixTime {
         if let next = nextAllowed(now: now, limit: limit) { throw .rateLimited(nextAllowed: next) }
         var runs = load(now: now)
         runs.append(now)
@@ -36,14 +36,14 @@ public struct DetectionBudget: Sendable {
 
     /// When the next run is allowed, if `limit` runs were counted in the last 24 hours; `nil` when
     /// one is allowed now.
-    public func nextAllowed(now: UnixTime, limit: Int) -> UnixTime? {
+    package func nextAllowed(now: UnixTime, limit: Int) -> UnixTime? {
         let runs = load(now: now)
         guard runs.count >= limit, limit > 0 else { return nil }
         return runs[runs.count - limit].adding(seconds: Self.window)
     }
 
     /// Uncounts a run that failed.
-    public func giveBack(_ reservation: UnixTime, now: UnixTime) throws(DetectionWorkerError) {
+    package func giveBack(_ reservation: UnixTime, now: UnixTime) throws(DetectionWorkerError) {
         var runs = load(now: now)
         if let index = runs.lastIndex(of: reservation) { runs.remove(at: index) }
         try save(runs)

@@ -7,17 +7,17 @@ import ENCore
 /// An optional command run after each detection with the outcome in its environment, for owners who
 /// want a notification their own way (a mail, a buzzer on a GPIO pin). It gets at most
 /// `timeout`; past that it is ended by its PID.
-public struct DetectionHook: Sendable {
-    public var command: String
-    public var timeout: Duration
+package struct DetectionHook: Sendable {
+    package var command: String
+    package var timeout: Duration
 
-    public init(command: String, timeout: Duration = .seconds(30)) {
+    package init(command: String, timeout: Duration = .seconds(30)) {
         self.command = command
         self.timeout = timeout
     }
 
     /// The variables the command sees.
-    public static func environment(for outcome: DetectionOutcome) -> [String: String] {
+    package static func environment(for outcome: DetectionOutcome) -> [String: String] {
         var environment = [
             "GAEND_RESULT": outcome.error != nil ? "error" : (outcome.exposed ? "exposed" : "none"),
             "GAEND_FINISHED": "\(outcome.finished.seconds)",
@@ -36,7 +36,7 @@ public struct DetectionHook: Sendable {
 
     /// Runs the command and waits for it (or for the timeout). Returns its exit status, or `nil`
     /// if it could not start or was ended.
-    public func run(for outcome: DetectionOutcome) async -> Int32? {
+    package func run(for outcome: DetectionOutcome) async -> Int32? {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: command)
         process.environment = ProcessInfo.processInfo.environment.merging(Self.environment(for: outcome)) { $1 }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 import Foundation
-public import ENCore
-public import Storage
+package import ENCore
+package import Storage
 
 /// What the worker keeps about its runs, in `<data-dir>/detection-state.json` (atomic, 0600): when
 /// the last run finished, its error, and when the timer runs next. The results themselves are in
@@ -10,12 +10,12 @@ public import Storage
 ///
 /// Versions before per-key results also kept the last run's windows here (`windows`, a JSON array
 /// in a string, and `last_result`); `legacyWindows(in:)` reads them once, for the migration.
-public struct DetectionState: Sendable {
-    public var lastDetection: UnixTime?
-    public var lastError: String?
-    public var nextDetection: UnixTime?
+package struct DetectionState: Sendable {
+    package var lastDetection: UnixTime?
+    package var lastError: String?
+    package var nextDetection: UnixTime?
 
-    public init(lastDetection: UnixTime? = nil, lastError: String? = nil, nextDetection: UnixTime? = nil) {
+    package init(lastDetection: UnixTime? = nil, lastError: String? = nil, nextDetection: UnixTime? = nil) {
         self.lastDetection = lastDetection
         self.lastError = lastError
         self.nextDetection = nextDetection
@@ -29,7 +29,7 @@ public struct DetectionState: Sendable {
         return try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any]
     }
 
-    public static func load(from dataDirectory: DataDirectory) -> DetectionState {
+    package static func load(from dataDirectory: DataDirectory) -> DetectionState {
         guard let object = object(in: dataDirectory) else { return DetectionState() }
         return DetectionState(
             // A damaged file may hold any integer: a time past UnixTime's range reads as absent.

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 import ContactLog
-public import ENCore
-public import KeyFiles
-public import Logging
-public import Storage
+package import ENCore
+package import ENCrypto
+package import KeyFiles
+package import Logging
+package import Storage
 
 /// The detection worker: the Linux stand-in for BGTaskScheduler and `detectExposures`.
 ///
@@ -12,19 +13,19 @@ public import Storage
 /// persisted results → observer, journal line and hook. Runs never overlap; each has a deadline (the
 /// BGTask expiration handler) after which it is cancelled and its error recorded. A failed run gives
 /// its budget back and marks no file processed, so the next run downloads them again.
-public actor DetectionWorker {
-    public struct Settings: Sendable {
+package actor DetectionWorker {
+    package struct Settings: Sendable {
         /// How long a run may take before it is cancelled.
-        public var deadline: Duration = .seconds(15 * 60)
+        package var deadline: Duration = .seconds(15 * 60)
         /// The timer: every `interval`, plus or minus up to `jitter`.
-        public var interval: Duration = .seconds(4 * 3600)
-        public var jitter: Duration = .seconds(15 * 60)
+        package var interval: Duration = .seconds(4 * 3600)
+        package var jitter: Duration = .seconds(15 * 60)
         /// Runs per 24 hours in v2 mode and in v1 mode.
-        public var runsPerDayV2 = 6
-        public var runsPerDayV1 = 20
-        public var parallelism = 2
+        package var runsPerDayV2 = 6
+        package var runsPerDayV1 = 20
+        package var parallelism = 2
 
-        public init() {}
+        package init() {}
     }
 
     private let dataDirectory: DataDirectory
@@ -32,31 +33,33 @@ public actor DetectionWorker {
     private let policy: SignaturePolicy
     /// The health authority's configuration, used when a run is not given one: the configured one,
     /// or the last one fetched from `configurationURL`.
-    public private(set) var defaultConfiguration: ExposureConfiguration
+    package private(set) var defaultConfiguration: ExposureConfiguration
     /// Where the health authority serves its configuration (JSON); fetched before each run.
     private let configurationURL: String?
     private let clock: any WallClock
     /// Where the timer's waits and the run's deadline pass (the continuous clock; a test's clock).
     private let timerClock: any Clock<Duration>
     private let deadlineClock: any Clock<Duration>
+    /// Where the timer's jitter is drawn.
+    private let random: any RandomBytesSource
     private let observer: (any DetectionObserver)?
     private let hook: DetectionHook?
     private let settings: Settings
     private let logger: Logger
     private let budget: DetectionBudget
     private var running = false
-    public private(set) var state: DetectionState
+    package private(set) var state: DetectionState
     /// One result per matched key, kept 14 days (`exposure-results.json`).
-    public private(set) var results: ExposureResults
+    package private(set) var results: ExposureResults
     /// The owner's answer under the configured configuration, for the day it was computed on:
     /// properties are read every second, and the answer changes only with a run, a new
     /// configuration or the date.
     private var cachedAnswer: (day: UTCDay, answer: ExposureAnswer)?
 
-    public init(
+    package init(
         dataDirectory: DataDirectory, downloader: KeyFileDownloader, policy: SignaturePolicy, defaultConfiguration: ExposureConfiguration,
         clock: any WallClock, timerClock: any Clock<Duration> = ContinuousClock(), deadlineClock: any Clock<Duration> = ContinuousClock(),
-        observer: (any DetectionObserver)? = nil,
+        random: any RandomBytesSource = SystemRandom(), observer: (any DetectionObserver)? = nil,
         hook: DetectionHook? = nil, settings: Settings = Settings(), configurationURL: String? = nil,
         logger: Logger = Logger(label: "gaend.detection")
     ) {
@@ -71,6 +74,7 @@ public actor DetectionWorker {
         self.clock = clock
         self.timerClock = timerClock
         self.deadlineClock = deadlineClock
+        self.random = random
         self.observer = observer
         self.hook = hook
         self.settings = settings
@@ -97,7 +101,7 @@ public actor DetectionWorker {
     /// - Throws: `.busy` while another run is in progress, `.rateLimited` when the budget is spent
     ///   (with the time of the next allowed run), or the run's own failure.
     @discardableResult
-    public func runNow(configuration: ExposureConfiguration? = nil) async throws(DetectionWorkerError) -> DetectionResult {
+    package func runNow(configuration: ExposureConfiguration? = nil) async throws(DetectionWorkerError) -> DetectionResult {
         guard !running else { throw .busy }
         if configuration == nil, let configurationURL { try await refreshConfiguration(from: configurationURL) }
         let configuration = configuration ?? defaultConfiguration
@@ -144,20 +148,20 @@ public actor DetectionWorker {
     }
 
     /// Runs left in the current 24 hours under the configured mode's budget.
-    public func remainingRuns() -> Int {
+    package func remainingRuns() -> Int {
         let limit = defaultConfiguration.isV1Only ? settings.runsPerDayV1 : settings.runsPerDayV2
         return max(0, limit - budget.load(now: clock.now()).count)
     }
 
     /// Scores every stored result with `configuration` (the configured one when `nil`), without
     /// matching: GetExposureWindows and GetDailySummaries.
-    public func rescore(_ configuration: ExposureConfiguration? = nil) -> DetectionResult {
+    package func rescore(_ configuration: ExposureConfiguration? = nil) -> DetectionResult {
         DetectionPipeline.score(results, configuration: configuration ?? defaultConfiguration, now: clock.now())
     }
 
     /// The days with an exposure in the last 14 days and when the latest began, under the
     /// configured configuration.
-    public func exposureAnswer() -> ExposureAnswer {
+    package func exposureAnswer() -> ExposureAnswer {
         let today = UTCDay(containing: clock.now())
         if let cachedAnswer, cachedAnswer.day == today { return cachedAnswer.answer }
         let result = rescore()
@@ -167,7 +171,7 @@ public actor DetectionWorker {
     }
 
     /// ResetAllData: the stored results and the run state are deleted.
-    public func reset() throws(DetectionWorkerError) {
+    package func reset() throws(DetectionWorkerError) {
         do {
             try AtomicFile.remove(ExposureResults.path(in: dataDirectory))
             try AtomicFile.remove(DetectionState.path(in: dataDirectory))
@@ -182,7 +186,7 @@ public actor DetectionWorker {
 
     /// When the next run will happen: the timer's time, or later when the budget allows no run
     /// then. `nil` when the timer is not running.
-    public func nextDetection() -> UnixTime? {
+    package func nextDetection() -> UnixTime? {
         guard let scheduled = state.nextDetection else { return nil }
         let limit = defaultConfiguration.isV1Only ? settings.runsPerDayV1 : settings.runsPerDayV2
         guard let allowed = budget.nextAllowed(now: clock.now(), limit: limit) else { return scheduled }
@@ -191,7 +195,7 @@ public actor DetectionWorker {
 
     /// The timer: sleeps `interval ± jitter` between runs until cancelled. Refused and failed runs
     /// are logged and recorded; the timer goes on.
-    public func runOnTimer() async {
+    package func runOnTimer() async {
         while !Task.isCancelled {
             var delay = nextDelay()
             // A spent budget moves the run to when it is allowed, rather than letting it be refused.
@@ -217,7 +221,8 @@ public actor DetectionWorker {
     /// The next timer delay: the interval, moved by a random amount within the jitter.
     func nextDelay() -> Duration {
         let jitter = Int64(settings.jitter.components.seconds)
-        let offset = jitter > 0 ? Int64.random(in: -jitter...jitter) : 0
+        var generator = RandomSourceGenerator(random)
+        let offset = jitter > 0 ? Int64.random(in: -jitter...jitter, using: &generator) : 0
         return settings.interval + .seconds(offset)
     }
 

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ENCore
-public import KeyFiles
-public import Storage
+package import ENCore
+package import KeyFiles
+package import Storage
 
 /// Why a detection run did not happen or did not finish. Each maps to a D-Bus error later.
-public enum DetectionWorkerError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum DetectionWorkerError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The budget is spent; the next run is allowed at this time.
     case rateLimited(nextAllowed: UnixTime)
     /// A run is already in progress: runs never overlap.
@@ -22,7 +22,7 @@ public enum DetectionWorkerError: Error, Equatable, Sendable, CustomStringConver
     /// The list of processed files could not be written (a `ClientError.local`).
     case processedFiles(ClientError)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .rateLimited(let next): return "rate limited: the next detection is allowed at \(next)"
         case .busy: return "a detection is already running"

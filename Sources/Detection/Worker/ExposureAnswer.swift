@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ENCore
+package import ENCore
 
 /// The wearer's question, answered: was I exposed in the last 14 days, on which days, and when
 /// did the latest exposure begin. Manager1's ExposureDays and LastExposureTime.
-public struct ExposureAnswer: Hashable, Sendable {
+package struct ExposureAnswer: Hashable, Sendable {
     /// UTC days with an exposure that scores, oldest first.
-    public var days: [UTCDay]
-    public var lastExposure: UnixTime?
+    package var days: [UTCDay]
+    package var lastExposure: UnixTime?
 
-    public init(days: [UTCDay] = [], lastExposure: UnixTime? = nil) {
+    package init(days: [UTCDay] = [], lastExposure: UnixTime? = nil) {
         self.days = days
         self.lastExposure = lastExposure
     }

@@ -75,6 +75,15 @@ struct DaemonClient {
         }
     }
 
+    /// Who owns org.gaend: now, then each change (`nil`: gaend is not on the bus).
+    func owners() async throws -> AsyncStream<String?> {
+        do {
+            return try await connection.nameOwner(of: Manager1.busName)
+        } catch let error as DBusError {
+            throw translate(error)
+        }
+    }
+
     func translate(_ error: DBusError) -> OperationError {
         switch error.name.rawValue {
         case DBusError.Name.serviceUnknown.rawValue, DBusError.Name.nameHasNoOwner.rawValue, DBusError.Name.noReply.rawValue,

@@ -19,7 +19,19 @@ struct KeysCommand: AsyncParsableCommand {
     func run() async throws {
         let client = try await options.connect()
         let reply = try await client.call(test ? .getTestDiagnosisKeys : .getDiagnosisKeys)
-        Self.print(reply.first ?? .array(element: .byte, []), json: options.json)
+        let keys: DBusValue = reply.first ?? .array(element: .byte, [])
+        Self.print(keys, json: options.json)
+        if !test, !options.json, let note = Self.replacementNote(keys) { Swift.print(note) }
+    }
+
+    /// Releasing cuts the current key short and puts a new one on the air (the spec's rule: a
+    /// released key is never advertised again). Said, so that the owner knows the beacon changed.
+    static func replacementNote(_ keys: DBusValue) -> String? {
+        let rows = (keys.arrayElements ?? []).compactMap { $0.structureFields }.filter { $0.count == 4 }
+        guard let last = rows.last, case .uint32(let start) = last[1], case .uint32(let period) = last[2], period < 144 else { return nil }
+        let end = Output.time(UInt64(start + period) * 600)
+        return "The current key was cut short at \(end) (\(period) of 144 intervals) and released; "
+            + "gaend replaced it with a new key, which the beacon advertises from now on."
     }
 
     /// Prints keys of type a(ayuuu): one line each, or a JSON array.

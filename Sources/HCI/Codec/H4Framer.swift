@@ -2,8 +2,8 @@
 
 /// Cuts an H4 byte stream (UART, unix or TCP socket) into packets: one type byte, then a header whose
 /// length field says how much follows. The one framing code path for every byte-stream transport.
-public struct H4Framer: Sendable {
-    public enum PacketType: UInt8, Sendable {
+package struct H4Framer: Sendable {
+    package enum PacketType: UInt8, Sendable {
         case command = 0x01
         case acl = 0x02
         case sco = 0x03
@@ -11,25 +11,25 @@ public struct H4Framer: Sendable {
         case iso = 0x05
     }
 
-    public struct Packet: Hashable, Sendable {
-        public var type: PacketType
+    package struct Packet: Hashable, Sendable {
+        package var type: PacketType
         /// The packet without its type byte (header and payload).
-        public var bytes: [UInt8]
+        package var bytes: [UInt8]
     }
 
     /// A byte that cannot start a packet: the stream is out of step and must be reset.
-    public struct Desynchronized: Error, Equatable, Sendable, CustomStringConvertible {
-        public var byte: UInt8
-        public init(byte: UInt8) { self.byte = byte }
-        public var description: String { "H4 stream out of step: 0x\(String(byte, radix: 16)) is not a packet type" }
+    package struct Desynchronized: Error, Equatable, Sendable, CustomStringConvertible {
+        package var byte: UInt8
+        package init(byte: UInt8) { self.byte = byte }
+        package var description: String { "H4 stream out of step: 0x\(String(byte, radix: 16)) is not a packet type" }
     }
 
     private var buffer: [UInt8] = []
 
-    public init() {}
+    package init() {}
 
     /// Adds received bytes and returns every packet now complete, in order.
-    public mutating func append(_ bytes: some Sequence<UInt8>) throws(Desynchronized) -> [Packet] {
+    package mutating func append(_ bytes: some Sequence<UInt8>) throws(Desynchronized) -> [Packet] {
         buffer.append(contentsOf: bytes)
         var packets = [Packet]()
         var start = 0
@@ -59,5 +59,5 @@ public struct H4Framer: Sendable {
     }
 
     /// Drops any partial packet (after the transport reconnects).
-    public mutating func reset() { buffer.removeAll() }
+    package mutating func reset() { buffer.removeAll() }
 }

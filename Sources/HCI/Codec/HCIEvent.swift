@@ -1,22 +1,22 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ENCore
+package import ENCore
 
 /// One advertising report from either report event.
-public struct AdvertisingReport: Hashable, Sendable {
+package struct AdvertisingReport: Hashable, Sendable {
     /// Legacy: the PDU type (0 ADV_IND … 3 ADV_NONCONN_IND, 4 SCAN_RSP). Extended: event properties.
-    public var eventType: UInt16
-    public var extended: Bool
+    package var eventType: UInt16
+    package var extended: Bool
     /// 0 public, 1 random, 2/3 resolved identities.
-    public var addressType: UInt8
-    public var address: BluetoothAddress
-    public var data: [UInt8]
+    package var addressType: UInt8
+    package var address: BluetoothAddress
+    package var data: [UInt8]
     /// dBm; 127 means not available.
-    public var rssi: Int8
+    package var rssi: Int8
     /// Extended reports only: the advertiser's TX power, 127 if not available.
-    public var txPower: Int8?
+    package var txPower: Int8?
 
-    public init(eventType: UInt16, extended: Bool, addressType: UInt8, address: BluetoothAddress, data: [UInt8], rssi: Int8, txPower: Int8? = nil) {
+    package init(eventType: UInt16, extended: Bool, addressType: UInt8, address: BluetoothAddress, data: [UInt8], rssi: Int8, txPower: Int8? = nil) {
         self.eventType = eventType
         self.extended = extended
         self.addressType = addressType
@@ -27,13 +27,13 @@ public struct AdvertisingReport: Hashable, Sendable {
     }
 
     /// Whether the advertisement was a scan response rather than an advertisement.
-    public var isScanResponse: Bool {
+    package var isScanResponse: Bool {
         extended ? eventType & 0x0008 != 0 : eventType == 0x04
     }
 }
 
 /// The HCI events gaend reads. Everything else is kept as `.other` and ignored by the driver.
-public enum HCIEvent: Hashable, Sendable {
+package enum HCIEvent: Hashable, Sendable {
     case commandComplete(allowedPackets: UInt8, opcode: HCIOpcode, returnParameters: [UInt8])
     case commandStatus(status: HCIStatus, allowedPackets: UInt8, opcode: HCIOpcode)
     case hardwareError(code: UInt8)
@@ -46,7 +46,7 @@ public enum HCIEvent: Hashable, Sendable {
     static let leMetaCode: UInt8 = 0x3E
 
     /// The status of a Command Complete (its first return parameter), if it has one.
-    public var completionStatus: HCIStatus? {
+    package var completionStatus: HCIStatus? {
         if case .commandComplete(_, _, let parameters) = self, let first = parameters.first { return HCIStatus(rawValue: first) }
         return nil
     }
@@ -54,12 +54,12 @@ public enum HCIEvent: Hashable, Sendable {
 
 /// Why an event packet could not be read. Parsing is bounded and total: a truncated or lying event
 /// is one of these, never a crash or an out-of-bounds read.
-public enum HCIParseError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum HCIParseError: Error, Equatable, Sendable, CustomStringConvertible {
     case truncated(what: String, needed: Int, available: Int)
     case lengthMismatch(declared: Int, actual: Int)
     case invalidReportCount(Int)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .truncated(let what, let needed, let available): return "\(what): needs \(needed) bytes, \(available) remain"
         case .lengthMismatch(let declared, let actual): return "event declares \(declared) parameter bytes but carries \(actual)"
@@ -70,7 +70,7 @@ public enum HCIParseError: Error, Equatable, Sendable, CustomStringConvertible {
 
 extension HCIEvent {
     /// Parses an event packet without its H4 type byte: code, parameter length, parameters.
-    public init(packet bytes: [UInt8]) throws(HCIParseError) {
+    package init(packet bytes: [UInt8]) throws(HCIParseError) {
         var reader = ByteReader(bytes)
         let code = try reader.byte("event header")
         let length = Int(try reader.byte("event header"))

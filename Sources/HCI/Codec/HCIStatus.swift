@@ -1,20 +1,20 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 /// A controller's status code (Core Specification Vol 1 Part F), the ones gaend acts on by name.
-public struct HCIStatus: RawRepresentable, Hashable, Sendable, Error, CustomStringConvertible {
-    public var rawValue: UInt8
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
+package struct HCIStatus: RawRepresentable, Hashable, Sendable, Error, CustomStringConvertible {
+    package var rawValue: UInt8
+    package init(rawValue: UInt8) { self.rawValue = rawValue }
 
-    public static let success = HCIStatus(rawValue: 0x00)
-    public static let unknownCommand = HCIStatus(rawValue: 0x01)
-    public static let hardwareFailure = HCIStatus(rawValue: 0x03)
-    public static let memoryCapacityExceeded = HCIStatus(rawValue: 0x07)
-    public static let commandDisallowed = HCIStatus(rawValue: 0x0C)
-    public static let invalidParameters = HCIStatus(rawValue: 0x12)
-    public static let unsupportedFeature = HCIStatus(rawValue: 0x11)
-    public static let controllerBusy = HCIStatus(rawValue: 0x3A)
+    package static let success = HCIStatus(rawValue: 0x00)
+    package static let unknownCommand = HCIStatus(rawValue: 0x01)
+    package static let hardwareFailure = HCIStatus(rawValue: 0x03)
+    package static let memoryCapacityExceeded = HCIStatus(rawValue: 0x07)
+    package static let commandDisallowed = HCIStatus(rawValue: 0x0C)
+    package static let invalidParameters = HCIStatus(rawValue: 0x12)
+    package static let unsupportedFeature = HCIStatus(rawValue: 0x11)
+    package static let controllerBusy = HCIStatus(rawValue: 0x3A)
 
-    public var description: String {
+    package var description: String {
         let name: String
         switch self {
         case .success: name = "success"

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import Logging
+package import Logging
 
 /// What the driver reports when a command or the controller fails.
-public enum HCIControllerError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum HCIControllerError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The controller refused the command.
     case status(HCIStatus, HCIOpcode)
     /// No Command Complete or Command Status within the timeout.
@@ -16,7 +16,7 @@ public enum HCIControllerError: Error, Equatable, Sendable, CustomStringConverti
     /// A completion too short for what the command returns.
     case malformedCompletion(HCIOpcode)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .status(let status, let opcode): return "command \(opcode) failed: \(status)"
         case .timeout(let opcode): return "command \(opcode) got no answer in time"
@@ -29,21 +29,21 @@ public enum HCIControllerError: Error, Equatable, Sendable, CustomStringConverti
 }
 
 /// What `initialize()` learned about the controller.
-public struct ControllerInfo: Hashable, Sendable {
-    public var hciVersion: UInt8
-    public var manufacturer: UInt16
-    public var leFeatures: UInt64
+package struct ControllerInfo: Hashable, Sendable {
+    package var hciVersion: UInt8
+    package var manufacturer: UInt16
+    package var leFeatures: UInt64
     /// LE Read Advertising Channel Tx Power, dBm.
-    public var advertisingTxPower: Int8
+    package var advertisingTxPower: Int8
 
     /// LE Extended Advertising (feature bit 12).
-    public var supportsExtendedAdvertising: Bool { leFeatures & (1 << 12) != 0 }
+    package var supportsExtendedAdvertising: Bool { leFeatures & (1 << 12) != 0 }
 }
 
 /// Drives one controller over a transport: commands one at a time under the controller's flow
 /// control (Num_HCI_Command_Packets), each with a timeout, statuses mapped to typed errors, and
 /// advertising reports handed to `reports`. `run()` reads the controller until the transport ends.
-public actor HCIController {
+package actor HCIController {
 
     private let transport: any HCITransport
     private let commandTimeout: Duration
@@ -58,16 +58,16 @@ public actor HCIController {
     private var isClosed = false
     private let reportContinuation: AsyncStream<AdvertisingReport>.Continuation
     /// Advertising reports from both report events, in order.
-    public nonisolated let reports: AsyncStream<AdvertisingReport>
+    package nonisolated let reports: AsyncStream<AdvertisingReport>
     /// How many Hardware Error events arrived; `hardwareErrorEvents` yields the new count with
     /// each one, so the owner can re-initialize the controller (Core Vol 4 Part E 7.7.16) and tell
     /// a fresh fault from one it already handled.
-    public private(set) var hardwareErrors = 0
-    public nonisolated let hardwareErrorEvents: AsyncStream<Int>
+    package private(set) var hardwareErrors = 0
+    package nonisolated let hardwareErrorEvents: AsyncStream<Int>
     private let hardwareErrorContinuation: AsyncStream<Int>.Continuation
-    public private(set) var malformedEvents = 0
+    package private(set) var malformedEvents = 0
 
-    public init(
+    package init(
         transport: any HCITransport, commandTimeout: Duration = .seconds(2),
         clock: any Clock<Duration> = ContinuousClock(), logger: Logger = Logger(label: "gaend.hci")
     ) {
@@ -81,7 +81,7 @@ public actor HCIController {
 
     /// Reads the controller until the transport ends; then every pending and later command fails
     /// with `.closed` and `reports` finishes.
-    public func run() async {
+    package func run() async {
         do {
             for try await packet in transport.packets where packet.type == .event {
                 handle(packet.bytes)
@@ -100,7 +100,7 @@ public actor HCIController {
     /// Sends a command and waits for its completion; returns the return parameters after the
     /// status byte (Command Status answers have none).
     @discardableResult
-    public func send(_ command: HCICommand) async throws(HCIControllerError) -> [UInt8] {
+    package func send(_ command: HCICommand) async throws(HCIControllerError) -> [UInt8] {
         while (busy || allowedPackets == 0) && !isClosed {
             await withCheckedContinuation { waiting.append($0) }
         }
@@ -135,7 +135,7 @@ public actor HCIController {
 
     /// Reset, version, event masks, LE features and advertising TX power: what the daemon needs to
     /// know before it advertises and scans.
-    public func initialize() async throws(HCIControllerError) -> ControllerInfo {
+    package func initialize() async throws(HCIControllerError) -> ControllerInfo {
         try await send(.reset)
         let version = try await send(.readLocalVersionInformation)
         guard version.count >= 8 else { throw .malformedCompletion(.readLocalVersionInformation) }

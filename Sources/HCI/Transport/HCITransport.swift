@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-import Glibc
+package import SystemCalls
 
 /// A path to a controller: send command packets, receive the controller's packets. Every H4 byte
 /// stream (UART, unix, TCP) and the kernel's user channel implement it.
-public protocol HCITransport: Sendable {
+package protocol HCITransport: Sendable {
     /// Sends one complete H4 packet (type byte first).
     func send(_ packet: [UInt8]) throws(HCITransportError)
     /// The controller's packets, until the transport closes or fails.
@@ -13,22 +13,20 @@ public protocol HCITransport: Sendable {
     func close()
 }
 
-public struct HCITransportError: Error, Equatable, Sendable, CustomStringConvertible {
-    public var operation: String
-    public var errno: Int32
-    public var detail: String
+/// A transport that failed: what it was doing, the system call's errno when one failed, and
+/// words for what errno does not say.
+package struct HCITransportError: Error, Equatable, Sendable, CustomStringConvertible {
+    package var operation: String
+    package var errno: Errno?
+    package var detail: String?
 
-    public init(operation: String, errno: Int32, detail: String) {
+    package init(operation: String, errno: Errno? = nil, detail: String? = nil) {
         self.operation = operation
         self.errno = errno
         self.detail = detail
     }
 
-    /// A failed system call: `code` is its errno, read by the caller right after the call (a
-    /// `close` in between may change errno), and the detail is the system's words for it.
-    public init(operation: String, code: Int32) {
-        self.init(operation: operation, errno: code, detail: String(cString: strerror(code)))
+    package var description: String {
+        "\(operation): " + [errno?.description, detail].compactMap { $0 }.joined(separator: "; ")
     }
-
-    public var description: String { "\(operation): \(detail)" }
 }

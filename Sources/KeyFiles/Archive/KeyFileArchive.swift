@@ -7,20 +7,20 @@
 /// name, a folder, a file in a sub-folder (test archives zipped on a desktop) or an extra file at
 /// the root (the Dutch server's `content.sig`), and so is a second `export.bin` or `export.sig`,
 /// since which one is meant cannot be known. Every entry is judged before any is inflated.
-public struct KeyFileArchive: Sendable {
-    public var exportBinary: [UInt8]
-    public var exportSignature: [UInt8]
+package struct KeyFileArchive: Sendable {
+    package var exportBinary: [UInt8]
+    package var exportSignature: [UInt8]
 
-    public static let binaryName = "export.bin"
-    public static let signatureName = "export.sig"
+    package static let binaryName = "export.bin"
+    package static let signatureName = "export.sig"
 
-    public init(exportBinary: [UInt8], exportSignature: [UInt8]) {
+    package init(exportBinary: [UInt8], exportSignature: [UInt8]) {
         self.exportBinary = exportBinary
         self.exportSignature = exportSignature
     }
 
     /// Reads an archive from its bytes.
-    public init(zip bytes: [UInt8]) throws(KeyFileError) {
+    package init(zip bytes: [UInt8]) throws(KeyFileError) {
         guard bytes.count <= KeyFileLimits.maximumArchiveBytes else {
             throw .archive("\(bytes.count) bytes, over the \(KeyFileLimits.maximumArchiveBytes)-byte limit")
         }

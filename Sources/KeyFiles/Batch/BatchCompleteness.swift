@@ -8,9 +8,9 @@
 /// which is whole when every batch_num from 1 to batch_size is there. A file without batch_size,
 /// or with batch_size 1, is a batch of its own. Pure: the caller decides what an incomplete batch
 /// costs (Google refuses the whole call).
-public enum BatchCompleteness {
+package enum BatchCompleteness {
     /// For each file whose batch (batch_size > 1) is not complete among `files`, the reason, keyed by file name.
-    public static func incomplete(_ files: [(name: String, export: KeyExport)]) -> [String: String] {
+    package static func incomplete(_ files: [(name: String, export: KeyExport)]) -> [String: String] {
         var batches = [Identity: [(name: String, export: KeyExport)]]()
         for file in files where file.export.hasBatchSize && file.export.batchSize > 1 {
             batches[Identity(file.export), default: []].append(file)

@@ -2,7 +2,7 @@
 
 /// Why a key-server or verification-server call failed, with the server's own error code by name
 /// when it gave one.
-public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
     case http(HTTPError)
     /// A non-2xx answer; `code` is the server's error code (`code_invalid`, `bad_request`...) if any.
     case server(url: String, status: Int, code: String?, message: String?)
@@ -11,7 +11,7 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The request could not be formed or kept (bad configuration, a store that cannot be written).
     case local(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .http(let error): return "\(error)"
         case .server(let url, let status, let code, let message):
@@ -23,7 +23,7 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 
     /// The server's error code, for callers that act on it.
-    public var serverCode: String? {
+    package var serverCode: String? {
         if case .server(_, _, let code, _) = self { return code }
         return nil
     }

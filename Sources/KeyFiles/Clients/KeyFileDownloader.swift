@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ENCore
-public import Logging
+package import ENCore
+package import Logging
 
 /// Downloads new key files with the reference server's index method: fetch `index.txt` (one path a
 /// line, oldest first), turn each line into an absolute URL under the base URL, and download the ones
@@ -10,24 +10,24 @@ public import Logging
 /// A file is marked processed only by the caller, after it was fully handled (detection), so a
 /// failed run downloads it again next time. Downloads have a timeout and a size cap, and transient
 /// failures are retried with exponential backoff.
-public struct KeyFileDownloader: Sendable {
-    public var indexURL: String
+package struct KeyFileDownloader: Sendable {
+    package var indexURL: String
     /// What the index's lines are relative to; nil: found from the index URL (`defaultBase`).
-    public var baseURL: String?
-    public var transport: any HTTPTransport
+    package var baseURL: String?
+    package var transport: any HTTPTransport
     /// Where retry waits pass: the continuous clock, or a test's clock that never makes a test wait.
-    public var retryClock: any Clock<Duration>
-    public var store: ProcessedFilesStore
-    public var clock: any WallClock
-    public var timeout: Duration = .seconds(60)
+    package var retryClock: any Clock<Duration>
+    package var store: ProcessedFilesStore
+    package var clock: any WallClock
+    package var timeout: Duration = .seconds(60)
     /// Attempts per request, the first included.
-    public var attempts = 4
-    public var firstBackoff: Duration = .seconds(2)
-    public static let maximumIndexBytes = 1 << 20
-    public static let maximumIndexLines = 10_000
+    package var attempts = 4
+    package var firstBackoff: Duration = .seconds(2)
+    package static let maximumIndexBytes = 1 << 20
+    package static let maximumIndexLines = 10_000
     private let logger: Logger
 
-    public init(
+    package init(
         indexURL: String, baseURL: String?, transport: any HTTPTransport, store: ProcessedFilesStore, clock: any WallClock,
         retryClock: any Clock<Duration> = ContinuousClock(), logger: Logger = Logger(label: "gaend.download")
     ) {
@@ -41,7 +41,7 @@ public struct KeyFileDownloader: Sendable {
     }
 
     /// The absolute URLs of the index's files that were not processed yet, in index order.
-    public func pendingFiles() async throws(ClientError) -> [String] {
+    package func pendingFiles() async throws(ClientError) -> [String] {
         let response = try await get(indexURL, limit: Self.maximumIndexBytes)
         let urls = try Self.parseIndex(response.body, baseURL: baseURL, indexURL: indexURL)
         let processed = try store.load()
@@ -49,18 +49,18 @@ public struct KeyFileDownloader: Sendable {
     }
 
     /// One key file's bytes (at most the archive limit).
-    public func download(_ url: String) async throws(ClientError) -> [UInt8] {
+    package func download(_ url: String) async throws(ClientError) -> [UInt8] {
         try await get(url, limit: KeyFileLimits.maximumArchiveBytes).body
     }
 
     /// Another document from the same server (the exposure configuration), with the same timeout,
     /// retries and a size cap.
-    public func fetch(_ url: String, limit: Int) async throws(ClientError) -> [UInt8] {
+    package func fetch(_ url: String, limit: Int) async throws(ClientError) -> [UInt8] {
         try await get(url, limit: limit).body
     }
 
     /// Records that `url` was fully handled.
-    public func markProcessed(_ url: String) throws(ClientError) {
+    package func markProcessed(_ url: String) throws(ClientError) {
         try store.markProcessed(url, at: clock.now())
     }
 
@@ -70,7 +70,7 @@ public struct KeyFileDownloader: Sendable {
     /// The index's lines as absolute URLs. Lines are paths relative to the base URL; blank lines and
     /// a missing final newline are fine; anything that is not a plain relative path is refused,
     /// since it would let the index point the daemon anywhere.
-    public static func parseIndex(_ body: [UInt8], baseURL: String?, indexURL: String) throws(ClientError) -> [String] {
+    package static func parseIndex(_ body: [UInt8], baseURL: String?, indexURL: String) throws(ClientError) -> [String] {
         guard let text = String(validating: body, as: UTF8.self) else {
             throw .unexpectedResponse(url: indexURL, reason: "the index is not UTF-8 text")
         }
@@ -98,7 +98,7 @@ public struct KeyFileDownloader: Sendable {
     /// The base when none is configured: the index's folder, or the folder above it when the lines
     /// start with the index folder's name, as in the reference server's layout
     /// (`…/exposureKeyExport-CH/index.txt` listing `exposureKeyExport-CH/1-2-00001.zip`).
-    public static func defaultBase(indexURL: String, firstLine: String) -> String {
+    package static func defaultBase(indexURL: String, firstLine: String) -> String {
         let folder = String(indexURL[..<(indexURL.lastIndex(of: "/") ?? indexURL.endIndex)])
         // Never above the host: in "https://host" the last slash is the scheme's.
         guard let slash = folder.lastIndex(of: "/"), !folder[..<slash].hasSuffix("/") else { return folder }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ENCore
-public import Storage
+package import ENCore
+package import Storage
 
 /// The key files already handled, by absolute URL, with when: `<data-dir>/processed-key-files`,
 /// replaced atomically. The set, not a "last seen" position, is what decides what to download, so an
@@ -9,17 +9,17 @@ public import Storage
 ///
 /// Entries are forgotten after `retentionDays` (15: one day more than servers keep files), never
 /// because a file left the index, which a server glitch could cause.
-public struct ProcessedFilesStore: Sendable {
-    public let path: String
-    public let retentionDays: Int64
+package struct ProcessedFilesStore: Sendable {
+    package let path: String
+    package let retentionDays: Int64
 
-    public init(dataDirectory: DataDirectory, retentionDays: Int64 = 15) {
+    package init(dataDirectory: DataDirectory, retentionDays: Int64 = 15) {
         path = dataDirectory.path(of: "processed-key-files")
         self.retentionDays = retentionDays
     }
 
     /// The processed URLs with the time each was marked.
-    public func load() throws(ClientError) -> [String: UnixTime] {
+    package func load() throws(ClientError) -> [String: UnixTime] {
         let bytes: [UInt8]?
         do {
             bytes = try AtomicFile.read(path, limit: 16 << 20)
@@ -39,7 +39,7 @@ public struct ProcessedFilesStore: Sendable {
     }
 
     /// Adds `url`, drops entries past the retention, and writes the set atomically.
-    public func markProcessed(_ url: String, at time: UnixTime) throws(ClientError) {
+    package func markProcessed(_ url: String, at time: UnixTime) throws(ClientError) {
         var entries = try load()
         entries[url] = time
         let oldest = time.adding(seconds: -retentionDays * 86_400)

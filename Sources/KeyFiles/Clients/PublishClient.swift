@@ -1,32 +1,32 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ENCore
+package import ENCore
 import Foundation
 
 /// The key server's `POST /v1/publish`: the diagnosis keys with the verification certificate and the
 /// HMAC secret that lets the server check the certificate belongs to these keys.
-public struct PublishClient: Sendable {
-    public var publishURL: String
-    public var healthAuthorityID: String
+package struct PublishClient: Sendable {
+    package var publishURL: String
+    package var healthAuthorityID: String
     private let exchange: JSONExchange
 
-    public init(publishURL: String, healthAuthorityID: String, transport: any HTTPTransport, timeout: Duration = .seconds(30)) {
+    package init(publishURL: String, healthAuthorityID: String, transport: any HTTPTransport, timeout: Duration = .seconds(30)) {
         self.publishURL = publishURL
         self.healthAuthorityID = healthAuthorityID
         exchange = JSONExchange(transport: transport, timeout: timeout)
     }
 
-    public struct Result: Equatable, Sendable {
+    package struct Result: Equatable, Sendable {
         /// Keep it for the next publish of this device: the server needs it to accept revised keys.
-        public var revisionToken: String?
-        public var insertedExposures: Int
-        public var warnings: [String]
+        package var revisionToken: String?
+        package var insertedExposures: Int
+        package var warnings: [String]
         /// `partial_failure`: some keys were refused, the rest accepted.
-        public var partialFailure: String?
+        package var partialFailure: String?
     }
 
     /// Publishes `keys`. `hmacSecret` is the secret the certificate's `tekmac` was computed with.
-    public func publish(
+    package func publish(
         keys: [DiagnosisKey], certificate: String, hmacSecret: [UInt8], symptomOnsetInterval: ENIntervalNumber? = nil,
         revisionToken: String? = nil, traveler: Bool = false
     ) async throws(ClientError) -> Result {
@@ -47,7 +47,7 @@ public struct PublishClient: Sendable {
     }
 
     /// A publish-shaped request the server discards (`X-Chaff: 1`).
-    public func chaff() async {
+    package func chaff() async {
         _ = try? await exchange.post(publishURL, body: ["temporaryExposureKeys": [], "healthAuthorityID": healthAuthorityID], chaff: true)
     }
 

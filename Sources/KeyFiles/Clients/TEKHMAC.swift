@@ -8,9 +8,9 @@ import Foundation
 /// reference verification and key servers build it: each key as
 /// `base64(key).rollingStartNumber.rollingPeriod.transmissionRisk`, the strings sorted by their
 /// base64 text (not by key bytes), joined with commas, HMAC-SHA256 under the device's random secret.
-public enum TEKHMAC {
+package enum TEKHMAC {
     /// The cleartext the HMAC is computed over.
-    public static func cleartext(_ keys: [DiagnosisKey], includeTransmissionRisk: Bool = true) -> String {
+    package static func cleartext(_ keys: [DiagnosisKey], includeTransmissionRisk: Bool = true) -> String {
         keys.map { key in
             let base64 = Data(key.key.keyData.bytes).base64EncodedString()
             var fields = "\(base64).\(key.key.rollingStartIntervalNumber.rawValue).\(key.key.rollingPeriod)"
@@ -23,7 +23,7 @@ public enum TEKHMAC {
     }
 
     /// HMAC-SHA256 of the cleartext under `secret`.
-    public static func compute(_ keys: [DiagnosisKey], secret: [UInt8], includeTransmissionRisk: Bool = true) -> [UInt8] {
+    package static func compute(_ keys: [DiagnosisKey], secret: [UInt8], includeTransmissionRisk: Bool = true) -> [UInt8] {
         Digest.hmacSHA256(key: secret, message: Array(cleartext(keys, includeTransmissionRisk: includeTransmissionRisk).utf8))
     }
 }

@@ -5,13 +5,13 @@ import Foundation
 
 /// The verification server's device API: a code becomes a token (`POST /api/verify`), and the token
 /// plus the HMAC of the keys becomes a certificate (`POST /api/certificate`) that the key server accepts.
-public struct VerificationClient: Sendable {
-    public var verifyURL: String
-    public var certificateURL: String
-    public var apiKey: String
+package struct VerificationClient: Sendable {
+    package var verifyURL: String
+    package var certificateURL: String
+    package var apiKey: String
     private let exchange: JSONExchange
 
-    public init(verifyURL: String, certificateURL: String, apiKey: String, transport: any HTTPTransport, timeout: Duration = .seconds(30)) {
+    package init(verifyURL: String, certificateURL: String, apiKey: String, transport: any HTTPTransport, timeout: Duration = .seconds(30)) {
         self.verifyURL = verifyURL
         self.certificateURL = certificateURL
         self.apiKey = apiKey
@@ -19,16 +19,16 @@ public struct VerificationClient: Sendable {
     }
 
     /// What `/api/verify` answers for a valid code.
-    public struct VerifiedCode: Equatable, Sendable {
+    package struct VerifiedCode: Equatable, Sendable {
         /// confirmed, likely, negative or user-report.
-        public var testType: String
+        package var testType: String
         /// YYYY-MM-DD, if the health authority gave one.
-        public var symptomDate: String?
-        public var testDate: String?
+        package var symptomDate: String?
+        package var testDate: String?
         /// The token to exchange for a certificate.
-        public var token: String
+        package var token: String
 
-        public init(testType: String, symptomDate: String?, testDate: String?, token: String) {
+        package init(testType: String, symptomDate: String?, testDate: String?, token: String) {
             self.testType = testType
             self.symptomDate = symptomDate
             self.testDate = testDate
@@ -37,7 +37,7 @@ public struct VerificationClient: Sendable {
     }
 
     /// Exchanges a verification code for a token.
-    public func verify(code: String, acceptedTestTypes: [String] = ["confirmed", "likely", "negative"]) async throws(ClientError) -> VerifiedCode {
+    package func verify(code: String, acceptedTestTypes: [String] = ["confirmed", "likely", "negative"]) async throws(ClientError) -> VerifiedCode {
         let object = try await exchange.post(verifyURL, body: ["code": code, "accept": acceptedTestTypes], headers: [("X-API-Key", apiKey)])
         guard let token = object["token"] as? String, !token.isEmpty else {
             throw .unexpectedResponse(url: verifyURL, reason: "no token")
@@ -48,7 +48,7 @@ public struct VerificationClient: Sendable {
     }
 
     /// Exchanges a token and the keys' HMAC (32 bytes) for a verification certificate (a JWT).
-    public func certificate(token: String, keysHMAC: [UInt8]) async throws(ClientError) -> String {
+    package func certificate(token: String, keysHMAC: [UInt8]) async throws(ClientError) -> String {
         guard keysHMAC.count == 32 else { throw .local("the keys' HMAC is \(keysHMAC.count) bytes, not 32") }
         let object = try await exchange.post(
             certificateURL, body: ["token": token, "ekeyhmac": Data(keysHMAC).base64EncodedString()], headers: [("X-API-Key", apiKey)])
@@ -60,7 +60,7 @@ public struct VerificationClient: Sendable {
 
     /// A request that looks like a real one and is discarded (`X-Chaff: 1`), so that an observer
     /// cannot tell from traffic that this device's owner tested positive.
-    public func chaff() async {
+    package func chaff() async {
         _ = try? await exchange.post(verifyURL, body: ["code": "", "accept": ["confirmed"]], headers: [("X-API-Key", apiKey)], chaff: true)
     }
 }

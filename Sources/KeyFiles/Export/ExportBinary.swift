@@ -4,14 +4,14 @@ import ENCore
 import Foundation
 
 /// Reads and writes `export.bin`: the 16-byte header, then a proto2 `TemporaryExposureKeyExport`.
-public enum ExportBinary {
+package enum ExportBinary {
     /// "EK Export v1" padded with spaces to 16 bytes, compared byte for byte (never trimmed).
-    public static let header: [UInt8] = Array("EK Export v1    ".utf8)
+    package static let header: [UInt8] = Array("EK Export v1    ".utf8)
 
     /// Parses `bytes` and validates each key, with `ExportReader`: for tools, which show a file
     /// whole (detection streams the keys instead). An invalid key is dropped and counted; only a
     /// bad header, undecodable protobuf or too many keys make the whole file unusable.
-    public static func parse(_ bytes: [UInt8]) throws(KeyFileError) -> KeyExport {
+    package static func parse(_ bytes: [UInt8]) throws(KeyFileError) -> KeyExport {
         try ExportReader(bytes).export()
     }
 

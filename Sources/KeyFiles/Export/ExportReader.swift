@@ -14,14 +14,14 @@
 /// `KeyFileLimits.maximumSignatureInfos` signature infos, header strings of at most
 /// `maximumHeaderStringBytes`, and the reasons of at most `maximumDroppedReasons` dropped keys
 /// (all are counted).
-public struct ExportReader: Sendable {
+package struct ExportReader: Sendable {
     /// The header fields; no keys.
-    public let header: KeyExport
+    package let header: KeyExport
     /// Key messages in `keys` and `revised_keys` together, valid or not.
-    public let keyMessages: Int
+    package let keyMessages: Int
     let bytes: [UInt8]
 
-    public init(_ bytes: [UInt8]) throws(KeyFileError) {
+    package init(_ bytes: [UInt8]) throws(KeyFileError) {
         guard bytes.count >= ExportBinary.header.count, bytes.prefix(ExportBinary.header.count).elementsEqual(ExportBinary.header) else {
             throw .badHeader
         }
@@ -64,12 +64,12 @@ public struct ExportReader: Sendable {
     }
 
     /// The keys (or revised keys), one at a time in the file's order, each validated.
-    public func keys(revised: Bool = false) -> KeyStream {
+    package func keys(revised: Bool = false) -> KeyStream {
         KeyStream(reader: WireReader(bytes, from: ExportBinary.header.count, to: bytes.count), field: revised ? 8 : 7)
     }
 
     /// Every key and revised key validated, none kept: how many are valid, and how many dropped.
-    public func check() throws(KeyFileError) -> (keys: Int, revisedKeys: Int, dropped: Int) {
+    package func check() throws(KeyFileError) -> (keys: Int, revisedKeys: Int, dropped: Int) {
         var counts = (keys: 0, revisedKeys: 0, dropped: 0)
         var keys = keys()
         while try keys.next() != nil { counts.keys += 1 }
@@ -80,7 +80,7 @@ public struct ExportReader: Sendable {
     }
 
     /// The whole export, keys in arrays: for tools, which show a file whole. Detection streams.
-    public func export() throws(KeyFileError) -> KeyExport {
+    package func export() throws(KeyFileError) -> KeyExport {
         var export = header
         var keys = keys()
         while let key = try keys.next() { export.keys.append(key) }
@@ -112,16 +112,16 @@ public struct ExportReader: Sendable {
 
 /// The keys (or revised keys) of an export.bin, read one at a time; invalid ones are dropped and
 /// counted, the first `KeyFileLimits.maximumDroppedReasons` with their reason.
-public struct KeyStream: Sendable {
+package struct KeyStream: Sendable {
     var reader: WireReader
     let field: UInt32
     /// Key messages of this kind read so far, valid or not.
-    public private(set) var read = 0
-    public private(set) var droppedCount = 0
-    public private(set) var dropped: [DroppedKey] = []
+    package private(set) var read = 0
+    package private(set) var droppedCount = 0
+    package private(set) var dropped: [DroppedKey] = []
 
     /// The next valid key; nil at the end of the file.
-    public mutating func next() throws(KeyFileError) -> DiagnosisKey? {
+    package mutating func next() throws(KeyFileError) -> DiagnosisKey? {
         do throws(WireReader.Failure) {
             while let (field, wire) = try reader.tag() {
                 guard field == self.field, wire == .lengthDelimited else {

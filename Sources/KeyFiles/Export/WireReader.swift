@@ -108,7 +108,7 @@ struct WireReader {
 
 extension ExportBinary {
     /// `value` as a protobuf varint: for files made by hand (tests, hostile files of gaen-bench).
-    public static func varint(_ value: UInt64) -> [UInt8] {
+    package static func varint(_ value: UInt64) -> [UInt8] {
         var value = value
         var bytes = [UInt8]()
         repeat {

@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 /// An HTTP request as the key-server clients make it.
-public struct HTTPRequest: Sendable {
-    public var method: String
-    public var url: String
-    public var headers: [(String, String)]
-    public var body: [UInt8]
+package struct HTTPRequest: Sendable {
+    package var method: String
+    package var url: String
+    package var headers: [(String, String)]
+    package var body: [UInt8]
     /// The whole exchange must finish within this.
-    public var timeout: Duration
+    package var timeout: Duration
     /// A response body larger than this is refused while it arrives.
-    public var maximumResponseBytes: Int
+    package var maximumResponseBytes: Int
 
-    public init(
+    package init(
         method: String = "GET", url: String, headers: [(String, String)] = [], body: [UInt8] = [], timeout: Duration = .seconds(30),
         maximumResponseBytes: Int
     ) {
@@ -24,13 +24,13 @@ public struct HTTPRequest: Sendable {
     }
 }
 
-public struct HTTPResponse: Sendable {
-    public var status: Int
+package struct HTTPResponse: Sendable {
+    package var status: Int
     /// Header names in lowercase.
-    public var headers: [String: String]
-    public var body: [UInt8]
+    package var headers: [String: String]
+    package var body: [UInt8]
 
-    public init(status: Int, headers: [String: String] = [:], body: [UInt8] = []) {
+    package init(status: Int, headers: [String: String] = [:], body: [UInt8] = []) {
         self.status = status
         self.headers = headers
         self.body = body
@@ -38,14 +38,22 @@ public struct HTTPResponse: Sendable {
 }
 
 /// Why an HTTP exchange failed before a response could be judged.
-public enum HTTPError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum HTTPError: Error, Equatable, Sendable, CustomStringConvertible {
     case badURL(String)
     case timedOut(url: String, after: Duration)
     case responseTooLarge(url: String, limit: Int)
     /// Connection refused or reset, DNS, TLS, a body cut short: the transport's own words.
     case transport(url: String, reason: String)
 
-    public var description: String {
+    /// No answer at all: refused, reset, unresolved or timed out.
+    package var isUnreachable: Bool {
+        switch self {
+        case .timedOut, .transport: true
+        case .badURL, .responseTooLarge: false
+        }
+    }
+
+    package var description: String {
         switch self {
         case .badURL(let url): return "'\(url)' is not an http or https URL"
         case .timedOut(let url, let after): return "\(url): no complete answer within \(after)"
@@ -56,7 +64,7 @@ public enum HTTPError: Error, Equatable, Sendable, CustomStringConvertible {
 
     /// Whether trying again later may help (timeouts and transport failures), as opposed to a
     /// response that will not change.
-    public var isTransient: Bool {
+    package var isTransient: Bool {
         switch self {
         case .timedOut, .transport: return true
         case .badURL, .responseTooLarge: return false
@@ -66,6 +74,6 @@ public enum HTTPError: Error, Equatable, Sendable, CustomStringConvertible {
 
 /// Sends HTTP requests. Production uses `URLSessionTransport`; every client takes one, so tests can
 /// point them at a real server on loopback.
-public protocol HTTPTransport: Sendable {
+package protocol HTTPTransport: Sendable {
     func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse
 }

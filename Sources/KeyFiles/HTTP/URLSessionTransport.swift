@@ -9,10 +9,10 @@ import Synchronization
 /// HTTP over Foundation's URLSession: no package to build (it ships with the toolchain, over libcurl
 /// on Linux), redirects and TLS handled, and a body streamed through a delegate so that the size
 /// limit is enforced as bytes arrive rather than after an unbounded download.
-public struct URLSessionTransport: HTTPTransport {
-    public init() {}
+package struct URLSessionTransport: HTTPTransport {
+    package init() {}
 
-    public func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse {
+    package func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse {
         guard let url = URL(string: request.url), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
             url.host != nil
         else {

@@ -1,30 +1,30 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 /// The contents of an `export.bin`: the batch's header fields and its keys, validated key by key.
-public struct KeyExport: Sendable {
+package struct KeyExport: Sendable {
     /// Unix seconds: the window the keys arrived in.
-    public var startTimestamp: UInt64
-    public var endTimestamp: UInt64
-    public var region: String
+    package var startTimestamp: UInt64
+    package var endTimestamp: UInt64
+    package var region: String
     /// `batch_num` as the file holds it: 0 (proto2's default) when absent, see `hasBatchNumber`.
-    public var batchNumber: Int32
+    package var batchNumber: Int32
     /// `batch_size` as the file holds it: 0 when absent, see `hasBatchSize`.
-    public var batchSize: Int32
+    package var batchSize: Int32
     /// Whether export.bin carries `batch_num` / `batch_size` at all. Google's batch rules depend on
     /// presence, not value: a file without `batch_size` is a batch of its own.
-    public var hasBatchNumber: Bool
-    public var hasBatchSize: Bool
-    public var signatureInfos: [SignatureInfo]
-    public var keys: [DiagnosisKey]
+    package var hasBatchNumber: Bool
+    package var hasBatchSize: Bool
+    package var signatureInfos: [SignatureInfo]
+    package var keys: [DiagnosisKey]
     /// Keys whose report type changed since they were first published; kept apart from `keys`.
-    public var revisedKeys: [DiagnosisKey]
+    package var revisedKeys: [DiagnosisKey]
     /// Keys that failed validation, with the reason, the first `KeyFileLimits.maximumDroppedReasons`
     /// of them; never fatal to the file.
-    public var dropped: [DroppedKey]
+    package var dropped: [DroppedKey]
     /// All the keys that failed validation, `dropped` and those beyond it.
-    public var droppedCount: Int
+    package var droppedCount: Int
 
-    public init(
+    package init(
         startTimestamp: UInt64 = 0, endTimestamp: UInt64 = 0, region: String = "", batchNumber: Int32 = 1, batchSize: Int32 = 1,
         hasBatchNumber: Bool = true, hasBatchSize: Bool = true,
         signatureInfos: [SignatureInfo] = [], keys: [DiagnosisKey] = [], revisedKeys: [DiagnosisKey] = [], dropped: [DroppedKey] = []

@@ -20,16 +20,16 @@ import SwiftProtobuf
 ///
 /// Lenient (for testing against old samples only) skips the count, accepts algorithm names,
 /// converts raw r‖s signatures to DER, and lets signatures without a key id stand together.
-public struct SignaturePolicy: Sendable {
-    public var trustedKeys: [VerificationKey]
-    public var lenient: Bool
+package struct SignaturePolicy: Sendable {
+    package var trustedKeys: [VerificationKey]
+    package var lenient: Bool
 
-    public init(trustedKeys: [VerificationKey], lenient: Bool = false) {
+    package init(trustedKeys: [VerificationKey], lenient: Bool = false) {
         self.trustedKeys = trustedKeys
         self.lenient = lenient
     }
 
-    public func verdict(exportBinary: [UInt8], exportSignature: [UInt8], export: KeyExport) -> Verdict {
+    package func verdict(exportBinary: [UInt8], exportSignature: [UInt8], export: KeyExport) -> Verdict {
         let list: PBTEKSignatureList
         do {
             list = try PBTEKSignatureList(serializedBytes: exportSignature)

@@ -1,27 +1,27 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ENCrypto
+package import ENCrypto
 
 /// A public key the daemon trusts for key files, with the key id and version files name it by.
-public struct VerificationKey: Sendable {
-    public var keyID: String
-    public var keyVersion: String
-    public var publicKey: ECDSAPublicKey
+package struct VerificationKey: Sendable {
+    package var keyID: String
+    package var keyVersion: String
+    package var publicKey: ECDSAPublicKey
 
-    public init(keyID: String, keyVersion: String, publicKey: ECDSAPublicKey) {
+    package init(keyID: String, keyVersion: String, publicKey: ECDSAPublicKey) {
         self.keyID = keyID
         self.keyVersion = keyVersion
         self.publicKey = publicKey
     }
 
     /// Reads the key from PEM text. Refuses anything but an ECDSA P-256 key.
-    public init(keyID: String, keyVersion: String, pem: String) throws(CryptoError) {
+    package init(keyID: String, keyVersion: String, pem: String) throws(CryptoError) {
         self.init(keyID: keyID, keyVersion: keyVersion, publicKey: try ECDSAPublicKey(pem: pem))
     }
 }
 
 /// What checking a file's signature concluded.
-public enum Verdict: Equatable, Sendable, CustomStringConvertible {
+package enum Verdict: Equatable, Sendable, CustomStringConvertible {
     /// A signature by a trusted key verified over the whole export.bin.
     case verified(keyID: String, keyVersion: String)
     /// export.sig holds no signature.
@@ -34,7 +34,7 @@ public enum Verdict: Equatable, Sendable, CustomStringConvertible {
     case invalid(String)
 
     /// The verdict's name as the tools print it.
-    public var name: String {
+    package var name: String {
         switch self {
         case .verified: return "verified"
         case .unsigned: return "unsigned"
@@ -44,19 +44,19 @@ public enum Verdict: Equatable, Sendable, CustomStringConvertible {
         }
     }
 
-    public var reason: String? {
+    package var reason: String? {
         switch self {
         case .verified, .unsigned: return nil
         case .badSignature(let reason), .unknownKey(let reason), .invalid(let reason): return reason
         }
     }
 
-    public var isVerified: Bool {
+    package var isVerified: Bool {
         if case .verified = self { return true }
         return false
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .verified(let id, let version): return "verified (key id '\(id)' version '\(version)')"
         default: return reason.map { "\(name): \($0)" } ?? name

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 import ENCore
-public import ENCrypto
+package import ENCrypto
 import Foundation
 import SwiftProtobuf
 import ZIPFoundation
@@ -10,37 +10,37 @@ import ZIPFoundation
 /// fields (batch 1 of 1 by `KeyExport`'s defaults), one signature info per signer, keys sorted by
 /// their bytes, the proto2 default for a 144 rolling period left out, export.bin then export.sig in
 /// a deflated zip.
-public struct KeyFileWriter: Sendable {
-    public var signingKey: ECDSAPrivateKey
+package struct KeyFileWriter: Sendable {
+    package var signingKey: ECDSAPrivateKey
     /// What the signature names; an empty key id is left out of the file (a signature without
     /// verification_key_id), and the algorithm OID chooses the digest (SHA-512 for
     /// `SignatureInfo.ecdsaP256SHA512`, else SHA-256).
-    public var signatureInfo: SignatureInfo
+    package var signatureInfo: SignatureInfo
 
-    public init(signingKey: ECDSAPrivateKey, keyID: String, keyVersion: String) {
+    package init(signingKey: ECDSAPrivateKey, keyID: String, keyVersion: String) {
         self.signingKey = signingKey
         signatureInfo = SignatureInfo(verificationKeyID: keyID, verificationKeyVersion: keyVersion)
     }
 
     /// The export.bin of `export` (its signature infos are replaced by this writer's).
-    public func exportBinary(_ export: KeyExport) -> [UInt8] {
+    package func exportBinary(_ export: KeyExport) -> [UInt8] {
         Self.exportBinary(export, signatureInfos: [signatureInfo])
     }
 
     /// The export.sig for an export.bin, and the batch it belongs to.
-    public func exportSignature(for exportBinary: [UInt8], batch: KeyExport = KeyExport()) throws(CryptoError) -> [UInt8] {
+    package func exportSignature(for exportBinary: [UInt8], batch: KeyExport = KeyExport()) throws(CryptoError) -> [UInt8] {
         try Self.exportSignature(for: exportBinary, batch: batch, signers: [self])
     }
 
     /// A complete signed archive.
-    public func archive(_ export: KeyExport) throws(CryptoError) -> [UInt8] {
+    package func archive(_ export: KeyExport) throws(CryptoError) -> [UInt8] {
         try Self.archive(export, signers: [self])
     }
 
     /// A complete archive signed by each of `signers` (cosigning, as the reference server does with
     /// several signing keys): export.bin lists their signature infos and export.sig their
     /// signatures, in the same order.
-    public static func archive(_ export: KeyExport, signers: [KeyFileWriter]) throws(CryptoError) -> [UInt8] {
+    package static func archive(_ export: KeyExport, signers: [KeyFileWriter]) throws(CryptoError) -> [UInt8] {
         let binary = exportBinary(export, signatureInfos: signers.map(\.signatureInfo))
         let signature = try exportSignature(for: binary, batch: export, signers: signers)
         return zip([(KeyFileArchive.binaryName, binary), (KeyFileArchive.signatureName, signature)])
@@ -81,7 +81,7 @@ public struct KeyFileWriter: Sendable {
     }
 
     /// A deflated zip of the entries, in order. Used for key files and, in tests, for hostile ones.
-    public static func zip(_ entries: [(name: String, bytes: [UInt8])]) -> [UInt8] {
+    package static func zip(_ entries: [(name: String, bytes: [UInt8])]) -> [UInt8] {
         // An in-memory archive of in-memory entries has no failure mode but a broken library.
         let archive = try! Archive(data: Data(), accessMode: .create)
         for (name, bytes) in entries {

@@ -1,25 +1,25 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ENCore
+package import ENCore
 import Foundation
 
 /// The HTTP API as plain request → response functions, so that any HTTP server can carry it and
 /// tests need none: the key server's `POST /v1/publish`, the verification server's `/api/verify`
 /// and `/api/certificate`, an administrator's `POST /admin/codes`, and the exports and exposure
 /// configuration as static files.
-public struct KeyServerAPI: Sendable {
-    public struct Request: Sendable {
-        public var method: String
+package struct KeyServerAPI: Sendable {
+    package struct Request: Sendable {
+        package var method: String
         /// The path without the query.
-        public var path: String
+        package var path: String
         /// Lowercased names.
-        public var headers: [String: String]
-        public var body: [UInt8]
+        package var headers: [String: String]
+        package var body: [UInt8]
         /// Who sent it, as rate limits count clients: an IPv4 address, an IPv6 /64 prefix; empty
         /// when unknown (all such requests then share one budget).
-        public var client: String
+        package var client: String
 
-        public init(method: String, path: String, headers: [String: String] = [:], body: [UInt8] = [], client: String = "") {
+        package init(method: String, path: String, headers: [String: String] = [:], body: [UInt8] = [], client: String = "") {
             self.method = method
             self.path = path
             self.headers = Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { $1 })
@@ -28,16 +28,16 @@ public struct KeyServerAPI: Sendable {
         }
     }
 
-    public struct Response: Sendable, Equatable {
-        public var status: Int
-        public var contentType: String
-        public var body: [UInt8]
+    package struct Response: Sendable, Equatable {
+        package var status: Int
+        package var contentType: String
+        package var body: [UInt8]
         /// Headers beside Content-Type and Content-Length (Retry-After on a 429).
-        public var headers: [String: String] = [:]
+        package var headers: [String: String] = [:]
         /// A wrong code or API key: counted against the client's budget of failures.
         var failedAttempt = false
 
-        public init(status: Int, contentType: String, body: [UInt8], headers: [String: String] = [:]) {
+        package init(status: Int, contentType: String, body: [UInt8], headers: [String: String] = [:]) {
             self.status = status
             self.contentType = contentType
             self.body = body
@@ -50,19 +50,19 @@ public struct KeyServerAPI: Sendable {
         }
     }
 
-    public struct Settings: Sendable {
+    package struct Settings: Sendable {
         /// Health authority IDs whose publishes are accepted.
-        public var healthAuthorities: Set<String>
+        package var healthAuthorities: Set<String>
         /// The device API key `/api/verify` and `/api/certificate` require (X-API-Key).
-        public var deviceAPIKey: String
+        package var deviceAPIKey: String
         /// The administrator's key for `/admin/codes` (X-API-Key); nil disables the endpoint.
-        public var adminAPIKey: String?
+        package var adminAPIKey: String?
         /// Served under /exports/.
-        public var exportDirectory: String
+        package var exportDirectory: String
         /// Served as /configuration.json.
-        public var exposureConfigurationPath: String?
+        package var exposureConfigurationPath: String?
 
-        public init(healthAuthorities: Set<String>, deviceAPIKey: String, exportDirectory: String) {
+        package init(healthAuthorities: Set<String>, deviceAPIKey: String, exportDirectory: String) {
             self.healthAuthorities = healthAuthorities
             self.deviceAPIKey = deviceAPIKey
             self.exportDirectory = exportDirectory
@@ -77,7 +77,7 @@ public struct KeyServerAPI: Sendable {
     let limits: RequestLimits
     let clock: @Sendable () -> UnixTime
 
-    public init(
+    package init(
         store: KeyStore, verifier: Verifier, check: CertificateCheck, validator: PublishValidator = PublishValidator(), settings: Settings,
         limits: RequestLimits = RequestLimits(), clock: @escaping @Sendable () -> UnixTime
     ) {
@@ -90,7 +90,7 @@ public struct KeyServerAPI: Sendable {
         self.clock = clock
     }
 
-    public func handle(_ request: Request) async -> Response {
+    package func handle(_ request: Request) async -> Response {
         guard request.body.count <= PublishRequest.maximumBodyBytes else {
             return .json(["error": "the body is larger than 64,000 bytes", "code": "bad_request", "errorCode": "unparsable_request"], status: 413)
         }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ENCore
-public import ENCrypto
+package import ENCore
+package import ENCrypto
 import Foundation
 import KeyFiles
 import Storage
@@ -10,23 +10,23 @@ import Storage
 /// file per run with the keys whose embargo is over, named `<root>/<start>-<end>-00001.zip`, and
 /// `<root>/index.txt` listing every live file, oldest first, no trailing newline. Files past the
 /// retention leave the index and the disk. A static server or a CDN can serve the directory.
-public struct ExportWorker: Sendable {
-    public struct Settings: Sendable {
-        public var directory: String
-        public var root: String
-        public var region: String
-        public var keyID: String
-        public var keyVersion: String
+package struct ExportWorker: Sendable {
+    package struct Settings: Sendable {
+        package var directory: String
+        package var root: String
+        package var region: String
+        package var keyID: String
+        package var keyVersion: String
         /// Random keys added to reach this many, so a file's size says little (0: none).
-        public var minimumRecords = 0
+        package var minimumRecords = 0
         /// What `minimumRecords` and `paddingRange` may be: no more keys than a file may hold.
-        public static let minimumRecordsRange = 0...KeyFileLimits.maximumKeys
+        package static let minimumRecordsRange = 0...KeyFileLimits.maximumKeys
         /// Up to this many more, at random, so the count is not the minimum every time (the
         /// reference's EXPORT_FILE_PADDING_RANGE).
-        public var paddingRange = 0
-        public var retentionDays: Int64 = 14
+        package var paddingRange = 0
+        package var retentionDays: Int64 = 14
 
-        public init(directory: String, root: String, region: String, keyID: String, keyVersion: String) {
+        package init(directory: String, root: String, region: String, keyID: String, keyVersion: String) {
             self.directory = directory
             self.root = root
             self.region = region
@@ -35,11 +35,11 @@ public struct ExportWorker: Sendable {
         }
     }
 
-    public let store: KeyStore
-    public let signingKey: ECDSAPrivateKey
-    public let settings: Settings
+    package let store: KeyStore
+    package let signingKey: ECDSAPrivateKey
+    package let settings: Settings
 
-    public init(store: KeyStore, signingKey: ECDSAPrivateKey, settings: Settings) {
+    package init(store: KeyStore, signingKey: ECDSAPrivateKey, settings: Settings) {
         self.store = store
         self.signingKey = signingKey
         self.settings = settings
@@ -49,7 +49,7 @@ public struct ExportWorker: Sendable {
     /// - Returns: the name of the file written, if any (none either when nothing is pending or
     ///   when another replica is exporting at the same moment).
     @discardableResult
-    public func run(now: UnixTime) async throws -> String? {
+    package func run(now: UnixTime) async throws -> String? {
         // Made here, not only with a file: a replica whose batches another replica wrote still
         // writes the index.
         _ = try DataDirectory(path: settings.directory + "/" + settings.root).prepare()

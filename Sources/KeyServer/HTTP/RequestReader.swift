@@ -3,57 +3,57 @@
 import Foundation
 
 /// Where a connection's bytes come from: gaen-keyserver's socket, or a fuzzer's input cut into reads.
-public protocol ByteSource: Sendable {
+package protocol ByteSource: Sendable {
     /// Up to `count` bytes, at least one; none when the peer has closed.
     func read(atMost count: Int) async throws -> [UInt8]
 }
 
 /// The peer closed the connection before a request was complete.
-public struct ConnectionClosed: Error, Equatable {}
+package struct ConnectionClosed: Error, Equatable {}
 
 /// The bounds a connection's requests are read within (docs/ARCHITECTURE.md, "Bounds on the network").
-public struct HTTPLimits: Sendable {
+package struct HTTPLimits: Sendable {
     /// The request line, method, target and version, without its CRLF: past it 414.
-    public var requestLine = 8_192
+    package var requestLine = 8_192
     /// All header lines together (and a chunked body's trailers): past it 431.
-    public var headerBytes = 16_384
+    package var headerBytes = 16_384
     /// Header lines: past it 431.
-    public var headerCount = 100
+    package var headerCount = 100
     /// A body, with Content-Length or chunked: past it 413 (the API's own limit).
-    public var body = PublishRequest.maximumBodyBytes
+    package var body = PublishRequest.maximumBodyBytes
     /// Connections open at once: past it the new one is answered 503 and closed.
-    public var connections = 512
+    package var connections = 512
     /// Seconds a kept-alive connection may wait for its next request's first byte.
-    public var idleTimeout: Double = 30
+    package var idleTimeout: Double = 30
     /// Seconds from a request's first byte to the end of its body (slow senders).
-    public var requestTimeout: Double = 15
+    package var requestTimeout: Double = 15
     /// Seconds to write a response.
-    public var writeTimeout: Double = 15
+    package var writeTimeout: Double = 15
 
-    public init() {}
+    package init() {}
 }
 
 /// A request refused while it was read: its status, and the connection is closed after it.
-public struct RequestRefusal: Error, Equatable {
-    public let status: Int
-    public let reason: String
+package struct RequestRefusal: Error, Equatable {
+    package let status: Int
+    package let reason: String
 
-    public init(status: Int, reason: String) {
+    package init(status: Int, reason: String) {
         self.status = status
         self.reason = reason
     }
 }
 
 /// One request as read off the connection.
-public struct ReadRequest: Sendable {
-    public var method: String
-    public var target: String
-    public var version: String
+package struct ReadRequest: Sendable {
+    package var method: String
+    package var target: String
+    package var version: String
     /// Lowercased names; a repeated header's values joined with ", ".
-    public var headers: [String: String]
-    public var body: [UInt8]
+    package var headers: [String: String]
+    package var body: [UInt8]
 
-    public var keepAlive: Bool {
+    package var keepAlive: Bool {
         let connection = headers["connection"]?.lowercased() ?? ""
         return version == "HTTP/1.1" ? !connection.contains("close") : connection.contains("keep-alive")
     }
@@ -61,27 +61,27 @@ public struct ReadRequest: Sendable {
 
 /// Reads requests off a connection with every part bounded; never buffers more than a line's or
 /// a body's limit plus one read.
-public struct RequestReader<Source: ByteSource> {
+package struct RequestReader<Source: ByteSource> {
     let source: Source
-    public let limits: HTTPLimits
+    package let limits: HTTPLimits
     private var buffer: [UInt8] = []
     private var start = 0
 
-    public init(source: Source, limits: HTTPLimits) {
+    package init(source: Source, limits: HTTPLimits) {
         self.source = source
         self.limits = limits
     }
 
-    public var hasBufferedBytes: Bool { start < buffer.count }
+    package var hasBufferedBytes: Bool { start < buffer.count }
 
     /// Waits for the next request's first byte; false when the peer closed.
-    public mutating func waitForRequest() async throws -> Bool {
+    package mutating func waitForRequest() async throws -> Bool {
         if hasBufferedBytes { return true }
         do { try await fill() } catch { return false }
         return true
     }
 
-    public mutating func readHead() async throws -> ReadRequest {
+    package mutating func readHead() async throws -> ReadRequest {
         var line = try await readLine(limit: limits.requestLine, refusal: RequestRefusal(status: 414, reason: "request line too long"))
         var blank = 0
         while line.isEmpty {  // RFC 9112 2.2: empty lines before a request line are ignored, a few
@@ -129,7 +129,7 @@ public struct RequestReader<Source: ByteSource> {
     }
 
     /// The body the head announces, within limits.body.
-    public mutating func readBody(of request: ReadRequest) async throws -> [UInt8] {
+    package mutating func readBody(of request: ReadRequest) async throws -> [UInt8] {
         let length = request.headers["content-length"]
         if let encoding = request.headers["transfer-encoding"] {
             guard length == nil else { throw RequestRefusal(status: 400, reason: "both Content-Length and Transfer-Encoding") }

@@ -3,10 +3,10 @@
 import Foundation
 
 /// Client addresses as rate limits count them.
-public enum ClientNetwork {
+package enum ClientNetwork {
     /// The /64 prefix of an IPv6 address (its first four groups, expanded), or the IPv4 address of
     /// an IPv4-mapped one; nil if it does not parse.
-    public static func prefix64(_ address: String) -> String? {
+    package static func prefix64(_ address: String) -> String? {
         if address.lowercased().hasPrefix("::ffff:"), address.contains(".") { return String(address.dropFirst(7)) }
         guard address.components(separatedBy: "::").count <= 2, !address.contains(":::") else { return nil }
         let halves = address.split(separator: "::", maxSplits: 1, omittingEmptySubsequences: false).map { $0.split(separator: ":").map(String.init) }

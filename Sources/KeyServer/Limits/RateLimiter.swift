@@ -4,37 +4,37 @@ import Synchronization
 
 /// A budget of requests: `tokens` per `interval` seconds, refilled continuously, with bursts of up
 /// to `tokens` (the reference's RATE_LIMIT_TOKENS per RATE_LIMIT_INTERVAL, ENVS pkg/ratelimit/config.go).
-public struct RateLimit: Sendable, Equatable, CustomStringConvertible {
-    public var tokens: Int
-    public var interval: Int64
+package struct RateLimit: Sendable, Equatable, CustomStringConvertible {
+    package var tokens: Int
+    package var interval: Int64
 
-    public init(tokens: Int, interval: Int64) {
+    package init(tokens: Int, interval: Int64) {
         self.tokens = tokens
         self.interval = interval
     }
 
     /// The tokens a limit may hold: one at least, and few enough that the arithmetic stays exact.
-    public static let tokenRange = 1...1_000_000
+    package static let tokenRange = 1...1_000_000
     /// Seconds an interval may span: a second to a day.
-    public static let intervalRange: ClosedRange<Int64> = 1...86_400
+    package static let intervalRange: ClosedRange<Int64> = 1...86_400
 
-    public var description: String { "\(tokens) per \(interval) s" }
+    package var description: String { "\(tokens) per \(interval) s" }
 }
 
 /// Token buckets keyed by client and scope, in memory and bounded: at most `maximumKeys` buckets
 /// are kept; full ones are dropped first, and when every kept bucket is in use the newcomers share
 /// one overflow bucket, so a flood from many addresses costs a bounded table and slows only other
 /// newcomers, never the clients already tracked.
-public final class RateLimiter: Sendable {
+package final class RateLimiter: Sendable {
     /// What a take answered.
-    public struct Decision: Sendable, Equatable {
-        public var allowed: Bool
+    package struct Decision: Sendable, Equatable {
+        package var allowed: Bool
         /// Whole tokens left after this take.
-        public var remaining: Int
+        package var remaining: Int
         /// Seconds until a token is there again (0 when allowed).
-        public var retryAfter: Int64
+        package var retryAfter: Int64
 
-        public init(allowed: Bool, remaining: Int, retryAfter: Int64) {
+        package init(allowed: Bool, remaining: Int, retryAfter: Int64) {
             self.allowed = allowed
             self.remaining = remaining
             self.retryAfter = retryAfter
@@ -47,8 +47,8 @@ public final class RateLimiter: Sendable {
         var updated: Int64
     }
 
-    public let limit: RateLimit
-    public let maximumKeys: Int
+    package let limit: RateLimit
+    package let maximumKeys: Int
     static let overflowKey = "\u{0}overflow"
     private struct State {
         var buckets: [String: Bucket] = [:]
@@ -58,7 +58,7 @@ public final class RateLimiter: Sendable {
     }
     private let state = Mutex(State())
 
-    public init(_ limit: RateLimit, maximumKeys: Int = 65_536) {
+    package init(_ limit: RateLimit, maximumKeys: Int = 65_536) {
         precondition(
             RateLimit.tokenRange.contains(limit.tokens) && RateLimit.intervalRange.contains(limit.interval), "a rate limit is checked where it is read")
         self.limit = limit
@@ -69,7 +69,7 @@ public final class RateLimiter: Sendable {
 
     /// Takes `count` tokens of `key`'s bucket at `now` (seconds, any monotonic origin), or none
     /// when it holds fewer.
-    public func take(_ key: String, count: Int = 1, now: Int64) -> Decision {
+    package func take(_ key: String, count: Int = 1, now: Int64) -> Decision {
         state.withLock { state in
             var key = key
             if state.buckets[key] == nil, state.buckets.count >= maximumKeys {
@@ -88,7 +88,7 @@ public final class RateLimiter: Sendable {
     }
 
     /// Whether `key` has `count` tokens now, without taking them.
-    public func peek(_ key: String, count: Int = 1, now: Int64) -> Decision {
+    package func peek(_ key: String, count: Int = 1, now: Int64) -> Decision {
         state.withLock { state in decide(refilled(state.buckets[key] ?? Bucket(units: capacity, updated: now), now: now), count: count) }
     }
 
@@ -101,7 +101,7 @@ public final class RateLimiter: Sendable {
     }
 
     /// Buckets kept now (for tests and figures).
-    public var keys: Int { state.withLock { $0.buckets.count } }
+    package var keys: Int { state.withLock { $0.buckets.count } }
 
     private func refilled(_ bucket: Bucket, now: Int64) -> Bucket {
         // A clock that stepped back refills nothing; a long pause refills at most to the top.

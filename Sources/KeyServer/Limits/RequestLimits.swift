@@ -10,19 +10,19 @@ import Foundation
 /// a refusal is 429 with Retry-After. Beside it, failed attempts (a wrong or expired code, a wrong
 /// API key) have a budget of their own per client, far smaller: with it spent, the client gets 429
 /// on the endpoints that take a secret until it refills, so 1,000 guesses cost hours, not seconds.
-public final class RequestLimits: Sendable {
-    public struct Settings: Sendable, Equatable {
+package final class RequestLimits: Sendable {
+    package struct Settings: Sendable, Equatable {
         /// Requests per endpoint and client (ENVS: RATE_LIMIT_TOKENS 120 per RATE_LIMIT_INTERVAL 1m).
-        public var requests = RateLimit(tokens: 120, interval: 60)
+        package var requests = RateLimit(tokens: 120, interval: 60)
         /// Failed attempts per client.
-        public var failures = RateLimit(tokens: 30, interval: 3600)
+        package var failures = RateLimit(tokens: 30, interval: 3600)
         /// Clients tracked at most per budget (RateLimiter's bound on memory).
-        public var maximumClients = 65_536
-        public init() {}
+        package var maximumClients = 65_536
+        package init() {}
     }
 
     /// The endpoints with a budget, each its own.
-    public enum Scope: String, Sendable, CaseIterable {
+    package enum Scope: String, Sendable, CaseIterable {
         case verify = "/api/verify"
         case certificate = "/api/certificate"
         case publish = "/v1/publish"
@@ -32,11 +32,11 @@ public final class RequestLimits: Sendable {
         var takesSecret: Bool { self != .publish }
     }
 
-    public let settings: Settings
+    package let settings: Settings
     let requests: RateLimiter
     let failures: RateLimiter
 
-    public init(_ settings: Settings = Settings()) {
+    package init(_ settings: Settings = Settings()) {
         self.settings = settings
         requests = RateLimiter(settings.requests, maximumKeys: settings.maximumClients)
         failures = RateLimiter(settings.failures, maximumKeys: settings.maximumClients)

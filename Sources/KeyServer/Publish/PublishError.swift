@@ -2,8 +2,8 @@
 
 /// A refused publish request, with the reference server's error code (exposure-notifications-server
 /// pkg/api/v1/exposure_types.go) and the HTTP status it answers with.
-public struct PublishError: Error, Equatable, Sendable, CustomStringConvertible {
-    public enum Code: String, Sendable {
+package struct PublishError: Error, Equatable, Sendable, CustomStringConvertible {
+    package enum Code: String, Sendable {
         case badRequest = "bad_request"
         case unknownHealthAuthorityID = "unknown_health_authority_id"
         case verificationCertificateInvalid = "health_authority_verification_certificate_invalid"
@@ -14,15 +14,15 @@ public struct PublishError: Error, Equatable, Sendable, CustomStringConvertible 
         case internalError = "internal_error"
     }
 
-    public var code: Code
-    public var message: String
+    package var code: Code
+    package var message: String
 
-    public init(_ code: Code, _ message: String) {
+    package init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
 
-    public var status: Int {
+    package var status: Int {
         switch code {
         case .internalError: 500
         case .verificationCertificateInvalid: 401
@@ -30,5 +30,5 @@ public struct PublishError: Error, Equatable, Sendable, CustomStringConvertible 
         }
     }
 
-    public var description: String { "\(code.rawValue): \(message)" }
+    package var description: String { "\(code.rawValue): \(message)" }
 }

@@ -4,30 +4,30 @@ import Foundation
 
 /// `POST /v1/publish` as the reference server reads it (pkg/api/v1/exposure_types.go). Parsing
 /// checks shapes only; `PublishValidator` applies the rules.
-public struct PublishRequest: Sendable, Equatable {
-    public struct Key: Sendable, Equatable {
+package struct PublishRequest: Sendable, Equatable {
+    package struct Key: Sendable, Equatable {
         /// As sent (base64): the HMAC covers this string, not the decoded bytes.
-        public var key: String
-        public var rollingStartNumber: Int64
+        package var key: String
+        package var rollingStartNumber: Int64
         /// 0 when absent, as the reference's int32 field: such a key is invalid.
-        public var rollingPeriod: Int64
+        package var rollingPeriod: Int64
         /// 0 when absent.
-        public var transmissionRisk: Int64
+        package var transmissionRisk: Int64
     }
 
-    public var keys: [Key]
-    public var healthAuthorityID: String
-    public var verificationPayload: String?
-    public var hmacKey: String?
-    public var symptomOnsetInterval: Int64?
-    public var traveler: Bool
-    public var revisionToken: String?
+    package var keys: [Key]
+    package var healthAuthorityID: String
+    package var verificationPayload: String?
+    package var hmacKey: String?
+    package var symptomOnsetInterval: Int64?
+    package var traveler: Bool
+    package var revisionToken: String?
 
     /// The largest body accepted, as the reference server's limit (internal/jsonutil/unmarshal.go:
     /// 64,000 bytes).
-    public static let maximumBodyBytes = 64_000
+    package static let maximumBodyBytes = 64_000
 
-    public init(json body: [UInt8]) throws(PublishError) {
+    package init(json body: [UInt8]) throws(PublishError) {
         guard body.count <= Self.maximumBodyBytes else { throw PublishError(.badRequest, "the body is larger than 64,000 bytes") }
         let parsed: Any
         do {

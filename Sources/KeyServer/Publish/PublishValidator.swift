@@ -1,37 +1,37 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ENCore
+package import ENCore
 import Foundation
 
 /// The reference server's rules for publishing (docs/getting-started/publishing-temporary-exposure-keys.md,
 /// internal/publish/config.go, docs/tek_validation.md): what is refused outright, what is dropped
 /// with a warning (a partial failure), and when each accepted key may be exported.
-public struct PublishValidator: Sendable {
-    public var maximumKeys = 30
-    public var maximumSameStartKeys = 3
+package struct PublishValidator: Sendable {
+    package var maximumKeys = 30
+    package var maximumSameStartKeys = 3
     /// How old a key's start may be: 360 hours.
-    public var maximumIntervalAge = 360 * 6
+    package var maximumIntervalAge = 360 * 6
     /// |days since symptom onset| allowed (tightened from 21 to 14 in the reference server).
-    public var maximumSymptomOnsetDays = 14
+    package var maximumSymptomOnsetDays = 14
     /// After a still-valid key's UTC day ends, how long it waits before export (Apple asks ≥ 2 h).
-    public var embargoDelay: Int64 = 2 * 3600
+    package var embargoDelay: Int64 = 2 * 3600
     /// The delays an administrator may choose: none to the 14 days keys are kept (an option past
     /// Int64 milliseconds would trap on the first still-valid key).
-    public static let embargoDelays: ClosedRange<Int64> = 0...14 * 86_400
+    package static let embargoDelays: ClosedRange<Int64> = 0...14 * 86_400
     /// For demos and tests only: still-valid keys are exported at once (the reference server's
     /// DEBUG_RELEASE_SAME_DAY_KEYS), so a key shared today can be matched today.
-    public var releaseSameDayKeys = false
+    package var releaseSameDayKeys = false
 
-    public init() {}
+    package init() {}
 
     /// A key that passed: its bytes, interval, and the earliest time it may be exported.
-    public struct AcceptedKey: Sendable, Equatable {
-        public var key: TemporaryExposureKey
-        public var transmissionRisk: Int32
-        public var daysSinceOnsetOfSymptoms: Int32?
-        public var exportAfter: UnixTime
+    package struct AcceptedKey: Sendable, Equatable {
+        package var key: TemporaryExposureKey
+        package var transmissionRisk: Int32
+        package var daysSinceOnsetOfSymptoms: Int32?
+        package var exportAfter: UnixTime
 
-        public init(key: TemporaryExposureKey, transmissionRisk: Int32, daysSinceOnsetOfSymptoms: Int32?, exportAfter: UnixTime) {
+        package init(key: TemporaryExposureKey, transmissionRisk: Int32, daysSinceOnsetOfSymptoms: Int32?, exportAfter: UnixTime) {
             self.key = key
             self.transmissionRisk = transmissionRisk
             self.daysSinceOnsetOfSymptoms = daysSinceOnsetOfSymptoms
@@ -39,29 +39,29 @@ public struct PublishValidator: Sendable {
         }
     }
 
-    public struct Outcome: Sendable, Equatable {
-        public var accepted: [AcceptedKey]
+    package struct Outcome: Sendable, Equatable {
+        package var accepted: [AcceptedKey]
         /// One line per dropped key, naming it by index and saying why.
-        public var warnings: [String]
+        package var warnings: [String]
         /// How many of them were bad keys (not ones too far from the symptom onset).
-        public var keyErrors: Int
+        package var keyErrors: Int
         /// Some keys were bad: the reference's `partial_failure`. A key dropped for its distance
         /// from the symptom onset is a warning only.
-        public var partialFailure: Bool { keyErrors > 0 }
+        package var partialFailure: Bool { keyErrors > 0 }
     }
 
     /// Report types as export files carry them (export.proto's ReportType).
-    public enum ReportType {
-        public static let confirmed: Int32 = 1
-        public static let likely: Int32 = 2
-        public static let selfReport: Int32 = 3
-        public static let revoked: Int32 = 5
+    package enum ReportType {
+        package static let confirmed: Int32 = 1
+        package static let likely: Int32 = 2
+        package static let selfReport: Int32 = 3
+        package static let revoked: Int32 = 5
     }
 
     /// The transmission risk a key of `reportType` gets when it was sent without one (0), as the
     /// reference's `ReportTypeTransmissionRisk` (internal/publish/model/exposure_model.go):
     /// confirmed 2, likely 4, negative 6; a self-report keeps 0 (the reference has no case for it).
-    public static func transmissionRisk(_ provided: Int32, reportType: Int32) -> Int32 {
+    package static func transmissionRisk(_ provided: Int32, reportType: Int32) -> Int32 {
         guard provided == 0 else { return provided }
         switch reportType {
         case ReportType.confirmed: return 2
@@ -73,9 +73,9 @@ public struct PublishValidator: Sendable {
 
     /// How old a symptom onset the request or the certificate may give: 28 days (the reference's
     /// MAX_VALID_SYMPTOM_ONSET_REPORT_DAYS); older or in the future, the default is taken.
-    public var maximumSymptomOnsetReportDays: Int64 = 28
+    package var maximumSymptomOnsetReportDays: Int64 = 28
     /// The onset taken when neither gives a usable one: 4 days ago (DEFAULT_SYMPTOM_ONSET_DAYS_AGO).
-    public var defaultSymptomOnsetDaysAgo: Int64 = 4
+    package var defaultSymptomOnsetDaysAgo: Int64 = 4
 
     /// The symptom onset interval a publish uses, as the reference's `TransformPublish`: the
     /// request's when it is before now and no older than 28 days (from that day's UTC midnight),
@@ -91,7 +91,7 @@ public struct PublishValidator: Sendable {
     /// Applies the rules to `request`. `reportType` (the certificate's) fills in transmission risks
     /// of 0; `certificateOnset` is the certificate's symptom onset, used when the request has none
     /// that is usable.
-    public func validate(
+    package func validate(
         _ request: PublishRequest, reportType: Int32 = ReportType.confirmed, certificateOnset: Int64? = nil, now: UnixTime
     ) throws(PublishError) -> Outcome {
         guard !request.keys.isEmpty else { throw PublishError(.badRequest, "temporaryExposureKeys is empty") }

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
+package import PostgreSQL
+
 /// What `KeyStore` and `Verifier` need of a database, so that they run on SQLite or PostgreSQL
 /// with their SQL written once: placeholders are `?1`, `?2`... (PostgreSQL's side rewrites them),
 /// integers are 64-bit, new rows report their id with `RETURNING`, and only the schema's column
@@ -49,7 +51,7 @@ extension Database {
     }
 }
 
-public enum DatabaseEngine: String, Sendable {
+package enum DatabaseEngine: String, Sendable {
     case sqlite = "SQLite"
     case postgreSQL = "PostgreSQL"
 
@@ -81,14 +83,7 @@ enum DatabaseLock: Int64 {
     case export = 0x6761_656E_0000_0002
 }
 
-/// A value in or out of a statement.
-public enum DatabaseValue: Equatable, Sendable {
-    case null
-    case integer(Int64)
-    case text(String)
-    case blob([UInt8])
-
-    public var integer: Int64? { if case .integer(let value) = self { value } else { nil } }
-    public var text: String? { if case .text(let value) = self { value } else { nil } }
-    public var blob: [UInt8]? { if case .blob(let value) = self { value } else { nil } }
-}
+/// A value in or out of a statement, on either engine: the PostgreSQL client's own value type
+/// (null, integer, text, blob: the four the schema stores), so that engine needs no mapping and
+/// SQLite's maps onto it once.
+package typealias DatabaseValue = PostgreSQLValue

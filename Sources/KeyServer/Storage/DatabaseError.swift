@@ -4,14 +4,14 @@ import PostgreSQL
 import SQLite
 
 /// A failed database call on either engine: the engine's code and message, and what was being done.
-public struct DatabaseError: Error, Equatable, Sendable, CustomStringConvertible {
-    public var engine: DatabaseEngine
+package struct DatabaseError: Error, Equatable, Sendable, CustomStringConvertible {
+    package var engine: DatabaseEngine
     /// SQLite's extended result code in decimal, or PostgreSQL's SQLSTATE.
-    public var code: String
-    public var message: String
-    public var operation: String
+    package var code: String
+    package var message: String
+    package var operation: String
 
-    public init(engine: DatabaseEngine, code: String, message: String, operation: String) {
+    package init(engine: DatabaseEngine, code: String, message: String, operation: String) {
         self.engine = engine
         self.code = code
         self.message = message
@@ -45,7 +45,7 @@ public struct DatabaseError: Error, Equatable, Sendable, CustomStringConvertible
     }
 
     /// A unique key, a check or a foreign key refused the row.
-    public var isConstraint: Bool {
+    package var isConstraint: Bool {
         switch engine {
         case .sqlite: (Int32(code) ?? 0) & 0xFF == 19  // SQLITE_CONSTRAINT
         case .postgreSQL: code.hasPrefix("23")
@@ -53,7 +53,7 @@ public struct DatabaseError: Error, Equatable, Sendable, CustomStringConvertible
     }
 
     /// A unique or primary key refused the row.
-    public var isUniqueViolation: Bool {
+    package var isUniqueViolation: Bool {
         switch engine {
         case .sqlite: code == "2067" || code == "1555"  // SQLITE_CONSTRAINT_UNIQUE, SQLITE_CONSTRAINT_PRIMARYKEY
         case .postgreSQL: code == "23505"
@@ -62,7 +62,7 @@ public struct DatabaseError: Error, Equatable, Sendable, CustomStringConvertible
 
     /// The transaction lost a race with another session; running it again is the remedy.
     /// (SQLite's writers queue at BEGIN IMMEDIATE instead.)
-    public var isTransient: Bool { engine == .postgreSQL && (code == "40001" || code == "40P01") }
+    package var isTransient: Bool { engine == .postgreSQL && (code == "40001" || code == "40P01") }
 
-    public var description: String { "\(operation): \(message) (\(engine.rawValue) \(code))" }
+    package var description: String { "\(operation): \(message) (\(engine.rawValue) \(code))" }
 }

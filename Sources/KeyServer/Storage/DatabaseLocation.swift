@@ -2,7 +2,7 @@
 
 /// Where a store keeps its tables: an SQLite file (one file, nothing to set up), or a PostgreSQL
 /// database that several server replicas share.
-public enum DatabaseLocation: Sendable, Equatable {
+package enum DatabaseLocation: Sendable, Equatable {
     case sqlite(path: String)
     /// A libpq connection string: `postgresql://user@host:5432/db` or `host=... dbname=...`.
     case postgreSQL(connectionString: String)

@@ -1,23 +1,24 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ENCore
+import PostgreSQL
+package import ENCore
 
 extension KeyStore {
     /// A key as exports carry it.
-    public struct StoredKey: Sendable, Equatable {
-        public var key: TemporaryExposureKey
-        public var transmissionRisk: Int32
-        public var reportType: Int32
-        public var daysSinceOnsetOfSymptoms: Int32?
+    package struct StoredKey: Sendable, Equatable {
+        package var key: TemporaryExposureKey
+        package var transmissionRisk: Int32
+        package var reportType: Int32
+        package var daysSinceOnsetOfSymptoms: Int32?
     }
 
     /// What the next batch holds: keys out of their embargo and not exported yet, and revisions
     /// likewise, and where its time span starts (the last batch's end, or a day back for the first).
-    public struct PendingExport: Sendable {
-        public var keys: [StoredKey]
-        public var revised: [StoredKey]
-        public var start: UnixTime
-        public var isEmpty: Bool { keys.isEmpty && revised.isEmpty }
+    package struct PendingExport: Sendable {
+        package var keys: [StoredKey]
+        package var revised: [StoredKey]
+        package var start: UnixTime
+        package var isEmpty: Bool { keys.isEmpty && revised.isEmpty }
     }
 
     /// Exports the next batch, if there is one: chooses its keys, has `write` write the file and
@@ -30,7 +31,7 @@ extension KeyStore {
     /// must replace the file it wrote the first time, which it does when the name depends only on
     /// the batch's span.
     /// - Returns: the name `write` gave, or nil when nothing was exported.
-    public func exportBatch(now: UnixTime, write: @Sendable (PendingExport) throws -> String) throws -> String? {
+    package func exportBatch(now: UnixTime, write: @Sendable (PendingExport) throws -> String) throws -> String? {
         try database.transaction { () throws -> String? in
             guard try database.lock(.export, wait: false) else { return nil }
             let pending = try pendingExport(now: now)
@@ -101,7 +102,7 @@ extension KeyStore {
     }
 
     /// The batches, oldest first: (name, start, end).
-    public func batches() throws(DatabaseError) -> [(name: String, start: UnixTime, end: UnixTime)] {
+    package func batches() throws(DatabaseError) -> [(name: String, start: UnixTime, end: UnixTime)] {
         try database.query("SELECT name, start, end_time FROM export_batch ORDER BY end_time, name").compactMap { row in
             guard let name = row[0].text, let start = row[1].integer.flatMap({ UnixTime(exactlySeconds: $0) }),
                 let end = row[2].integer.flatMap({ UnixTime(exactlySeconds: $0) })
@@ -111,7 +112,7 @@ extension KeyStore {
     }
 
     /// Forgets batches that ended before `cutoff`, and keys whose intervals ended before it.
-    public func deleteBefore(_ cutoff: UnixTime) throws -> [String] {
+    package func deleteBefore(_ cutoff: UnixTime) throws -> [String] {
         try database.transaction { () throws -> [String] in
             let names = try database.query("DELETE FROM export_batch WHERE end_time < ?1 RETURNING name", [.integer(cutoff.seconds)]).compactMap {
                 $0.first?.text

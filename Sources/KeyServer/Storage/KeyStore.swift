@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ENCore
+import PostgreSQL
+package import ENCore
 import Foundation
 
 /// The key server's published keys, in SQLite (one file, nothing to set up) or PostgreSQL (one
@@ -10,16 +11,16 @@ import Foundation
 /// Revision follows the reference server: a publish returns a token naming its keys; a later
 /// publish of the same keys (a likely diagnosis confirmed, or revoked) must present it, and a key
 /// is revised once at most.
-public actor KeyStore {
+package actor KeyStore {
     let database: any Database
     /// Every statement blocks: the store runs on a thread of its own, not the cooperative pool.
     private let thread = DatabaseThread(name: "key-store")
 
-    public nonisolated var unownedExecutor: UnownedSerialExecutor { thread.asUnownedSerialExecutor() }
+    package nonisolated var unownedExecutor: UnownedSerialExecutor { thread.asUnownedSerialExecutor() }
 
     /// Opens the store's tables at `location`, creating them if needed.
     /// - Throws: `DatabaseError` naming what failed: the file or the connection, or the schema.
-    public init(_ location: DatabaseLocation) throws(DatabaseError) {
+    package init(_ location: DatabaseLocation) throws(DatabaseError) {
         database = try location.open()
         try database.createSchema(Self.schema(database.engine.types))
         if database.engine == .sqlite { try Self.renameEndColumn(database) }
@@ -29,7 +30,7 @@ public actor KeyStore {
     deinit { thread.stop() }
 
     /// Opens the store in the SQLite file at `path`.
-    public init(path: String) throws(DatabaseError) {
+    package init(path: String) throws(DatabaseError) {
         try self.init(.sqlite(path: path))
     }
 
@@ -97,17 +98,17 @@ public actor KeyStore {
     }
 
     /// What a publish stored.
-    public struct Published: Sendable, Equatable {
-        public var inserted: Int
-        public var revised: Int
-        public var revisionToken: String
+    package struct Published: Sendable, Equatable {
+        package var inserted: Int
+        package var revised: Int
+        package var revisionToken: String
     }
 
     /// Stores the accepted keys of one publish with `reportType` (1 confirmed, 2 clinical/likely,
     /// 3 self-report, 5 revoked). A key seen before is revised as the reference's `Exposure.Revise`
     /// (internal/publish/model/exposure_model.go); a new key of a negative test is not stored,
     /// since only a revision can revoke.
-    public func publish(
+    package func publish(
         _ keys: [PublishValidator.AcceptedKey], reportType: Int32, healthAuthority: String, traveler: Bool, revisionToken: String?, now: UnixTime
     ) throws(PublishError) -> Published {
         // On PostgreSQL another replica may store one of these keys between this look and this
@@ -219,7 +220,7 @@ public actor KeyStore {
     }
 
     /// Keys whose export time has come, within [start, end) of creation or revision, for an export batch.
-    public func exportable(now: UnixTime) throws(DatabaseError) -> Int {
+    package func exportable(now: UnixTime) throws(DatabaseError) -> Int {
         try database.query("SELECT count(*) FROM exposure WHERE export_after <= ?1", [.integer(now.seconds)]).first?.first?.integer.map(Int.init) ?? 0
     }
 

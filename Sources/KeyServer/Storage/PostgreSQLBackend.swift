@@ -22,18 +22,8 @@ final class PostgreSQLBackend: Database {
 
     @discardableResult
     func query(_ sql: String, _ parameters: [DatabaseValue]) throws(DatabaseError) -> [[DatabaseValue]] {
-        let rows = try DatabaseError.fromPostgreSQL { () throws(PostgreSQLError) in
-            try connection.query(Self.dollarPlaceholders(sql), parameters.map(\.postgreSQL))
-        }
-        return rows.map { row in
-            row.map { value in
-                switch value {
-                case .null: .null
-                case .integer(let number): .integer(number)
-                case .text(let text): .text(text)
-                case .blob(let bytes): .blob(bytes)
-                }
-            }
+        try DatabaseError.fromPostgreSQL { () throws(PostgreSQLError) in
+            try connection.query(Self.dollarPlaceholders(sql), parameters)
         }
     }
 
@@ -59,16 +49,5 @@ final class PostgreSQLBackend: Database {
             ? "SELECT 1 FROM pg_advisory_xact_lock(?1)"
             : "SELECT pg_try_advisory_xact_lock(?1)::int"
         return try query(sql, [.integer(lock.rawValue)]).first?.first == .integer(1)
-    }
-}
-
-extension DatabaseValue {
-    fileprivate var postgreSQL: PostgreSQLValue {
-        switch self {
-        case .null: .null
-        case .integer(let number): .integer(number)
-        case .text(let text): .text(text)
-        case .blob(let bytes): .blob(bytes)
-        }
     }
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
+import PostgreSQL
 import SQLite
 
 /// `Database` over one SQLite file (the SQLite module: WAL, a busy timeout, foreign keys).

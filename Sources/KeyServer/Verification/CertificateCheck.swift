@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ENCrypto
+package import ENCrypto
 import Foundation
 
 /// The key server's check of a publish's verification certificate (the reference's
@@ -8,29 +8,29 @@ import Foundation
 /// its lifetime, and `tekmac` equal to the HMAC of the request's keys under its `hmacKey`
 /// (keys sorted by their base64 text, `key.start.period.risk` joined by commas; the 3-field form
 /// is accepted when every risk is 0).
-public struct CertificateCheck: Sendable {
-    public var verifierKey: ECDSAPublicKey
-    public var issuer: String
-    public var audience: String
+package struct CertificateCheck: Sendable {
+    package var verifierKey: ECDSAPublicKey
+    package var issuer: String
+    package var audience: String
 
-    public init(verifierKey: ECDSAPublicKey, issuer: String, audience: String) {
+    package init(verifierKey: ECDSAPublicKey, issuer: String, audience: String) {
         self.verifierKey = verifierKey
         self.issuer = issuer
         self.audience = audience
     }
 
     /// The certificate's report types and the export files' (export.proto): negative is REVOKED.
-    public static let reportTypes: [String: Int32] = ["confirmed": 1, "likely": 2, "user-report": 3, "negative": 5]
+    package static let reportTypes: [String: Int32] = ["confirmed": 1, "likely": 2, "user-report": 3, "negative": 5]
 
     /// What a valid certificate says: the report type (1 confirmed, 2 likely, 3 self-report,
     /// 5 negative = revoked)
     /// and the symptom onset interval, if it has one.
-    public struct Claims: Sendable, Equatable {
-        public var reportType: Int32
-        public var symptomOnsetInterval: Int64?
+    package struct Claims: Sendable, Equatable {
+        package var reportType: Int32
+        package var symptomOnsetInterval: Int64?
     }
 
-    public func check(_ request: PublishRequest, now: Int64) throws(PublishError) -> Claims {
+    package func check(_ request: PublishRequest, now: Int64) throws(PublishError) -> Claims {
         func refuse(_ why: String) -> PublishError { PublishError(.verificationCertificateInvalid, why) }
         guard let certificate = request.verificationPayload else { throw refuse("verificationPayload is missing") }
         guard let secretText = request.hmacKey, let secret = PublishValidator.decodeBase64(secretText), !secret.isEmpty else {

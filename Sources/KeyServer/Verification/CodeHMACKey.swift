@@ -9,27 +9,27 @@ import Storage
 /// unpadded URL-safe base64, never a code, as ENVS pkg/database/database.go (`allAllowedHMACs`):
 /// a copy of the database, a backup or a replica's disk then gives away no code a person could
 /// still use. Every server that reads the same tables needs the same key.
-public struct CodeHMACKey: Sendable {
+package struct CodeHMACKey: Sendable {
     /// A key that cannot be used, or a key file that cannot be read or made.
-    public struct Failure: Error, Equatable, Sendable, CustomStringConvertible {
-        public var message: String
-        public var description: String { message }
-        public init(_ message: String) { self.message = message }
+    package struct Failure: Error, Equatable, Sendable, CustomStringConvertible {
+        package var message: String
+        package var description: String { message }
+        package init(_ message: String) { self.message = message }
     }
 
     /// SHA-512's output: fewer key bytes than that weaken the HMAC; 32 is the least accepted.
-    public static let minimumBytes = 32
+    package static let minimumBytes = 32
     /// What `loadOrCreate` makes: 32 random bytes.
     static let createdBytes = 32
     /// The key file's name in gaen-keyserver's data directory.
-    public static let fileName = "code-hmac.key"
+    package static let fileName = "code-hmac.key"
     /// A key file is one line of base64; anything bigger is not one.
     static let fileLimit = 4096
 
     let bytes: [UInt8]
 
     /// A key of at least `minimumBytes` bytes.
-    public init(bytes: [UInt8]) throws(Failure) {
+    package init(bytes: [UInt8]) throws(Failure) {
         guard bytes.count >= Self.minimumBytes else {
             throw Failure("the key is \(bytes.count) bytes; at least \(Self.minimumBytes) are needed")
         }
@@ -38,7 +38,7 @@ public struct CodeHMACKey: Sendable {
 
     /// A key written as base64 (standard or URL-safe, padded or not), with surrounding whitespace
     /// ignored: the form of the key file, the credential and the environment variable.
-    public init(base64 text: String) throws(Failure) {
+    package init(base64 text: String) throws(Failure) {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty, let bytes = PublishValidator.decodeBase64(trimmed) else {
             throw Failure("the key is not base64 (of \(Self.minimumBytes) or more bytes)")
@@ -47,7 +47,7 @@ public struct CodeHMACKey: Sendable {
     }
 
     /// A new key of `createdBytes` bytes from libcrypto's CSPRNG.
-    public static func random() throws(Failure) -> CodeHMACKey {
+    package static func random() throws(Failure) -> CodeHMACKey {
         let random = SystemRandom()
         var bytes = [UInt8]()
         do {
@@ -66,7 +66,7 @@ public struct CodeHMACKey: Sendable {
     /// The key in the file at `path`; if there is none, a new random one written there first
     /// (mode 0600, created whole or not at all). Two servers starting together on one data
     /// directory end up with the same key: the second to create reads the first one's file.
-    public static func loadOrCreate(path: String) throws(Failure) -> CodeHMACKey {
+    package static func loadOrCreate(path: String) throws(Failure) -> CodeHMACKey {
         if let key = try load(path) { return key }
         let key = try random()
         let created: Bool

@@ -4,35 +4,35 @@
 /// realm (pkg/database/realm.go `Validate`): a short code to read out or type, of digits; a long
 /// code for a link or an SMS, of lower-case letters and digits. Only values inside the bounds can
 /// be made, so a `Verifier` never issues a code its own `/api/verify` would refuse.
-public struct CodeRules: Sendable, Equatable {
+package struct CodeRules: Sendable, Equatable {
     /// A value outside its bounds, named as the initializer's parameter.
-    public struct Invalid: Error, Equatable, Sendable, CustomStringConvertible {
-        public var message: String
-        public var description: String { message }
+    package struct Invalid: Error, Equatable, Sendable, CustomStringConvertible {
+        package var message: String
+        package var description: String { message }
     }
 
     /// ENVS: at least 6 (`MinCodeLength`); at most what `/api/verify` accepts.
-    public static let lengths = 6...VerificationCode.inputLengths.upperBound
+    package static let lengths = 6...VerificationCode.inputLengths.upperBound
     /// ENVS: at least 12; at most what `/api/verify` accepts.
-    public static let longLengths = 12...VerificationCode.inputLengths.upperBound
+    package static let longLengths = 12...VerificationCode.inputLengths.upperBound
     /// ENVS: at most 60 minutes (`DefaultMaxShortCodeMinutes`); a minute at least, or nobody can use it.
-    public static let lifetimes: ClosedRange<Int64> = 60...3600
+    package static let lifetimes: ClosedRange<Int64> = 60...3600
     /// ENVS: at most 24 hours (`maxLongCodeDuration`).
-    public static let longLifetimes: ClosedRange<Int64> = 60...86_400
+    package static let longLifetimes: ClosedRange<Int64> = 60...86_400
 
     /// Digits; ENVS `DefaultShortCodeLength`.
-    public private(set) var length = 8
+    package private(set) var length = 8
     /// Seconds; ENVS `DefaultShortCodeExpirationMinutes`.
-    public private(set) var lifetime: Int64 = 15 * 60
+    package private(set) var lifetime: Int64 = 15 * 60
     /// Characters; ENVS `DefaultLongCodeLength`.
-    public private(set) var longLength = 16
+    package private(set) var longLength = 16
     /// Seconds; ENVS `DefaultLongCodeExpirationHours`.
-    public private(set) var longLifetime: Int64 = 24 * 3600
+    package private(set) var longLifetime: Int64 = 24 * 3600
 
     /// ENVS's defaults: 8 digits for 15 minutes, 16 characters for 24 hours.
-    public init() {}
+    package init() {}
 
-    public init(length: Int, lifetime: Int64, longLength: Int, longLifetime: Int64) throws(Invalid) {
+    package init(length: Int, lifetime: Int64, longLength: Int, longLifetime: Int64) throws(Invalid) {
         func check<Value: Comparable>(_ value: Value, _ range: ClosedRange<Value>, _ name: String) throws(Invalid) {
             guard range.contains(value) else { throw Invalid(message: "\(name) \(value) is outside \(range.lowerBound)...\(range.upperBound)") }
         }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
+import PostgreSQL
 import ENCore
 
 /// The verification codes' table, `verification_codes`: one row per issued test result, its short

@@ -1,19 +1,19 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ENCrypto
+package import ENCrypto
 import Foundation
 
 /// ES256 JSON Web Tokens (RFC 7515/7518), as the verification protocol uses them: header
 /// `{"alg":"ES256","kid":...,"typ":"JWT"}`, base64url parts, the signature as 64 bytes of r ‖ s
 /// (libcrypto signs and verifies DER; the conversion is here).
-public enum JWT {
-    public struct Failure: Error, Equatable, Sendable, CustomStringConvertible {
-        public var reason: String
-        public init(reason: String) { self.reason = reason }
-        public var description: String { reason }
+package enum JWT {
+    package struct Failure: Error, Equatable, Sendable, CustomStringConvertible {
+        package var reason: String
+        package init(reason: String) { self.reason = reason }
+        package var description: String { reason }
     }
 
-    public static func sign(_ claims: [String: Any], keyID: String, key: ECDSAPrivateKey) throws -> String {
+    package static func sign(_ claims: [String: Any], keyID: String, key: ECDSAPrivateKey) throws -> String {
         let header = try JSONSerialization.data(withJSONObject: ["alg": "ES256", "kid": keyID, "typ": "JWT"], options: [.sortedKeys])
         let payload = try JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys])
         let input = Base64URL.encode(Array(header)) + "." + Base64URL.encode(Array(payload))
@@ -24,7 +24,7 @@ public enum JWT {
 
     /// The claims of `token` if its ES256 signature verifies with `key` and it is within its
     /// `nbf`/`exp` at `now` (unix seconds).
-    public static func verify(_ token: String, key: ECDSAPublicKey, now: Int64) throws(Failure) -> [String: Any] {
+    package static func verify(_ token: String, key: ECDSAPublicKey, now: Int64) throws(Failure) -> [String: Any] {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let headerBytes = Base64URL.decode(parts[0]), let payloadBytes = Base64URL.decode(parts[1]),
             let signature = Base64URL.decode(parts[2])
@@ -32,7 +32,9 @@ public enum JWT {
         guard let header = (try? JSONSerialization.jsonObject(with: Data(headerBytes))) as? [String: Any], header["alg"] as? String == "ES256" else {
             throw Failure(reason: "not an ES256 JWT")
         }
-        guard signature.count == 64, let der = derSignature(fromRaw: signature) else { throw Failure(reason: "the signature is not 64 bytes of r and s") }
+        guard signature.count == 64, let der = ECDSASignatureEncoding.der(fromRaw: signature) else {
+            throw Failure(reason: "the signature is not 64 bytes of r and s")
+        }
         let input = Array((parts[0] + "." + parts[1]).utf8)
         guard input.withUnsafeBytes({ key.verify(signature: der, message: $0) }) else { throw Failure(reason: "the signature does not verify") }
         guard let claims = (try? JSONSerialization.jsonObject(with: Data(payloadBytes))) as? [String: Any] else {
@@ -59,10 +61,5 @@ public enum JWT {
             offset += 2 + length
         }
         return offset == der.count ? result : nil
-    }
-
-    /// r ‖ s → DER, with the minimal INTEGER encodings.
-    static func derSignature(fromRaw raw: [UInt8]) -> [UInt8]? {
-        ECDSASignatureEncoding.der(fromRaw: raw)
     }
 }

@@ -1,21 +1,21 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ENCore
+package import ENCore
 
 /// One issued test result's codes, as ENVS issues them (pkg/controller/issueapi/gen_code.go,
 /// `CommitCode`): one record with a short code and a long code, each with its own expiry. Using
 /// either uses both.
-public struct IssuedCode: Sendable, Equatable {
+package struct IssuedCode: Sendable, Equatable {
     /// Digits, to read out or type.
-    public var code: String
+    package var code: String
     /// Lower-case letters and digits, for a link or an SMS.
-    public var longCode: String
-    public var expires: UnixTime
-    public var longExpires: UnixTime
+    package var longCode: String
+    package var expires: UnixTime
+    package var longExpires: UnixTime
 
     /// The answer of ENVS's issue API (pkg/api/api.go `IssueCodeResponse`) with the fields that
     /// apply here: the codes, and each expiry as RFC 1123 text in UTC and as Unix seconds.
-    public var responseFields: [String: Any] {
+    package var responseFields: [String: Any] {
         [
             "code": code, "longCode": longCode,
             "expiresAt": Self.rfc1123(expires), "expiresAtTimestamp": expires.seconds,

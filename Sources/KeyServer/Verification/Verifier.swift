@@ -1,47 +1,48 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-public import ENCore
-public import ENCrypto
+import PostgreSQL
+package import ENCore
+package import ENCrypto
 import Foundation
 import Storage
 
 /// The verification server's side (google/exposure-notifications-verification-server docs/api.md):
 /// codes issued by an administrator, `/api/verify` turning a code into a token once, and
 /// `/api/certificate` turning the token and the keys' HMAC into a certificate the key server checks.
-public actor Verifier {
+package actor Verifier {
     /// A refusal with the reference error code.
-    public struct Refusal: Error, Equatable, Sendable, CustomStringConvertible {
-        public var code: String
-        public var message: String
-        public var status: Int
-        public var description: String { "\(code): \(message)" }
-        public init(_ code: String, _ message: String, status: Int = 400) {
+    package struct Refusal: Error, Equatable, Sendable, CustomStringConvertible {
+        package var code: String
+        package var message: String
+        package var status: Int
+        package var description: String { "\(code): \(message)" }
+        package init(_ code: String, _ message: String, status: Int = 400) {
             self.code = code
             self.message = message
             self.status = status
         }
     }
 
-    public struct Settings: Sendable {
-        public var issuer = "gaen-keyserver-verification"
-        public var audience = "gaen-keyserver"
-        public var keyID = "v1"
+    package struct Settings: Sendable {
+        package var issuer = "gaen-keyserver-verification"
+        package var audience = "gaen-keyserver"
+        package var keyID = "v1"
         /// The codes' lengths and lifetimes: ENVS's defaults unless set.
-        public var codes = CodeRules()
+        package var codes = CodeRules()
         /// Where codes' digits and letters come from (libcrypto's CSPRNG; a test's source).
-        public var random: any RandomBytesSource = SystemRandom()
-        public var tokenLifetime: Int64 = 24 * 3600
-        public var certificateLifetime: Int64 = 15 * 60
-        public init() {}
+        package var random: any RandomBytesSource = SystemRandom()
+        package var tokenLifetime: Int64 = 24 * 3600
+        package var certificateLifetime: Int64 = 15 * 60
+        package init() {}
     }
 
-    public static let testTypes = ["confirmed", "likely", "negative", "user-report"]
+    package static let testTypes = ["confirmed", "likely", "negative", "user-report"]
 
     /// The test types a device's `accept` lets through, as the reference's GetAcceptedTestTypes
     /// (exposure-notifications-verification-server pkg/api/util.go): none or an empty list means
     /// all; the types form a hierarchy (likely includes confirmed, negative includes likely), and
     /// user-report adds itself and confirmed. Anything else is `invalid_test_type`.
-    public static func acceptedTestTypes(_ accept: Any?) throws(Refusal) -> Set<String> {
+    package static func acceptedTestTypes(_ accept: Any?) throws(Refusal) -> Set<String> {
         guard let accept, !(accept is NSNull) else { return Set(testTypes) }
         guard let list = accept as? [Any], let names = list as? [String] else {
             throw Refusal("invalid_test_type", "accept is not a list of test types")
@@ -63,11 +64,11 @@ public actor Verifier {
     let database: any Database
     let signingKey: ECDSAPrivateKey
     let codeKey: CodeHMACKey
-    public nonisolated let settings: Settings
+    package nonisolated let settings: Settings
     /// Every statement blocks: the verifier runs on a thread of its own, as `KeyStore` does.
     private let thread = DatabaseThread(name: "verifier")
 
-    public nonisolated var unownedExecutor: UnownedSerialExecutor { thread.asUnownedSerialExecutor() }
+    package nonisolated var unownedExecutor: UnownedSerialExecutor { thread.asUnownedSerialExecutor() }
 
     deinit { thread.stop() }
 
@@ -75,7 +76,7 @@ public actor Verifier {
     /// creating them if needed, with codes stored under `codeKey`: every verifier on the same
     /// tables needs the same key. Codes of the older plain-text table that are still usable at
     /// `now` (the wall clock's unless given) move into the new one (`CodeTable.upgradePlainCodes`).
-    public init(
+    package init(
         _ location: DatabaseLocation, signingKey: ECDSAPrivateKey, codeKey: CodeHMACKey, settings: Settings = Settings(), now: UnixTime? = nil
     ) throws(DatabaseError) {
         database = try location.open()
@@ -97,7 +98,7 @@ public actor Verifier {
     }
 
     /// Opens the verification tables in the SQLite file at `path`.
-    public init(
+    package init(
         path: String, signingKey: ECDSAPrivateKey, codeKey: CodeHMACKey, settings: Settings = Settings(), now: UnixTime? = nil
     ) throws(DatabaseError) {
         try self.init(.sqlite(path: path), signingKey: signingKey, codeKey: codeKey, settings: settings, now: now)
@@ -105,7 +106,7 @@ public actor Verifier {
 
     /// A new short and long code for one test result (the admin command and `/admin/codes`), in
     /// one row, as ENVS `CommitCode`; only their HMACs are stored.
-    public func issueCode(testType: String, symptomDate: UTCDay?, testDate: UTCDay?, now: UnixTime) throws -> IssuedCode {
+    package func issueCode(testType: String, symptomDate: UTCDay?, testDate: UTCDay?, now: UnixTime) throws -> IssuedCode {
         guard Self.testTypes.contains(testType) else { throw Refusal("invalid_test_type", "'\(testType)' is not confirmed, likely, negative or user-report") }
         let rules = settings.codes
         var generator = RandomSourceGenerator(settings.random)
@@ -146,11 +147,11 @@ public actor Verifier {
         throw Refusal("internal_error", "no free code after 10 draws", status: 500)
     }
 
-    public struct Verified: Sendable, Equatable {
-        public var testType: String
-        public var symptomDate: String?
-        public var testDate: String?
-        public var token: String
+    package struct Verified: Sendable, Equatable {
+        package var testType: String
+        package var symptomDate: String?
+        package var testDate: String?
+        package var token: String
     }
 
     /// `/api/verify`: a short or long code, once, within its own lifetime, of an accepted type
@@ -158,7 +159,7 @@ public actor Verifier {
     /// An unknown code and a used one get the same answer, so a guesser learns nothing from it;
     /// a code of a type not accepted is `unsupported_test_type` (412) and stays unclaimed. Using
     /// either code of a row uses both.
-    public func verify(code input: String, accept: Set<String>, now: UnixTime) throws -> Verified {
+    package func verify(code input: String, accept: Set<String>, now: UnixTime) throws -> Verified {
         let invalid = Refusal("code_invalid", "verification code invalid")
         guard let code = VerificationCode.normalized(input) else { throw invalid }
         let hmac = codeKey.hmac(code)
@@ -200,7 +201,7 @@ public actor Verifier {
 
     /// `/api/certificate`: a token, once, and the 32-byte HMAC of the keys → a certificate JWT
     /// with `tekmac`, `reportType` and `symptomOnsetInterval`.
-    public func certificate(token: String, keysHMAC: String, now: UnixTime) throws -> String {
+    package func certificate(token: String, keysHMAC: String, now: UnixTime) throws -> String {
         guard let hmac = PublishValidator.decodeBase64(keysHMAC), hmac.count == 32 else { throw Refusal("hmac_invalid", "ekeyhmac is not 32 bytes of base64") }
         let publicKey = try ECDSAPublicKey(pem: signingKey.publicKeyPEM)
         let claims: [String: Any]

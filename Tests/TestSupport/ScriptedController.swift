@@ -2,21 +2,21 @@
 
 import Foundation
 import Glibc
-import HCI
+package import HCI
 import Synchronization
 
 /// The far end of a socketpair, answering commands from a script: for each command it receives, the
 /// script returns the H4 packets to send back (none to stay silent). Unit tests drive the real
 /// transport and driver with it; the integration tests use Bumble's controllers.
-final class ScriptedController: @unchecked Sendable {
+package final class ScriptedController: @unchecked Sendable {
     // @unchecked: `fd` is written in init, read by the one thread, closed in deinit after it stops.
-    let transport: FileDescriptorTransport
+    package let transport: FileDescriptorTransport
     private let fd: Int32
     private let received = Mutex<[HCICommand]>([])
     private let script: @Sendable (HCICommand) -> [[UInt8]]
 
     /// - Parameter hangUpOn: ends the connection, instead of answering, when this command arrives.
-    init(hangUpOn: HCIOpcode? = nil, script: @escaping @Sendable (HCICommand) -> [[UInt8]]) throws {
+    package init(hangUpOn: HCIOpcode? = nil, script: @escaping @Sendable (HCICommand) -> [[UInt8]]) throws {
         var ends: [Int32] = [0, 0]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0 else { throw POSIXError(.EIO) }
         fd = ends[1]
@@ -50,24 +50,24 @@ final class ScriptedController: @unchecked Sendable {
         close(fd)
     }
 
-    var commands: [HCICommand] { received.withLock { $0 } }
+    package var commands: [HCICommand] { received.withLock { $0 } }
 
     /// Sends raw bytes to the host, as the controller.
-    func write(_ bytes: [UInt8]) {
+    package func write(_ bytes: [UInt8]) {
         _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL)) }
     }
 
     /// Ends the connection from the controller's side.
-    func hangUp() { shutdown(fd, Int32(SHUT_RDWR)) }
+    package func hangUp() { shutdown(fd, Int32(SHUT_RDWR)) }
 
     /// `04 0e ...`: Command Complete with a status and return parameters.
-    static func complete(_ opcode: HCIOpcode, status: UInt8 = 0, _ parameters: [UInt8] = []) -> [UInt8] {
+    package static func complete(_ opcode: HCIOpcode, status: UInt8 = 0, _ parameters: [UInt8] = []) -> [UInt8] {
         let body: [UInt8] = [1, UInt8(opcode.rawValue & 0xFF), UInt8(opcode.rawValue >> 8), status] + parameters
         return [0x04, 0x0E, UInt8(body.count)] + body
     }
 
     /// What a working controller answers to the initialization sequence.
-    static func standard(_ command: HCICommand) -> [[UInt8]] {
+    package static func standard(_ command: HCICommand) -> [[UInt8]] {
         switch command.opcode {
         case .readLocalVersionInformation: return [complete(command.opcode, [0x0B, 0x00, 0x00, 0x0B, 0x5F, 0x00, 0x00, 0x00])]
         case .leReadLocalSupportedFeatures: return [complete(command.opcode, [0xFF, 0x1F, 0, 0, 0, 0, 0, 0])]

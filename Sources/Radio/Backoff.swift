@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+/// The waits between attempts at something that keeps failing (reaching the controller or the
+/// bus, re-initializing after a fault): 1 s, then doubling up to 30 s, back to 1 s once it works.
+/// One rule for every radio back end, so a controller and bluetoothd are retried alike.
+package struct Backoff: Sendable {
+    package static let first = Duration.seconds(1)
+    package static let longest = Duration.seconds(30)
+
+    /// The wait the next failure gets.
+    package private(set) var delay = Backoff.first
+
+    package init() {}
+
+    /// The wait after a failure; the one after it doubles.
+    package mutating func next() -> Duration {
+        defer { delay = min(delay * 2, Self.longest) }
+        return delay
+    }
+
+    /// Success: the next failure waits 1 s again.
+    package mutating func reset() { delay = Self.first }
+}
+
+/// The backoff of faults on a working radio (a controller's Hardware Error, a refused command,
+/// bluetoothd refusing or timing out): faults closer than a minute apart double the wait, a fault
+/// after a quiet minute starts again at 1 s.
+package struct FaultBackoff: Sendable {
+    package static let quiet = Duration.seconds(60)
+
+    private var backoff = Backoff()
+    private var sinceLastFault: Stopwatch?
+    private let clock: any Clock<Duration>
+
+    package init(clock: any Clock<Duration>) {
+        self.clock = clock
+    }
+
+    /// The wait after a fault now.
+    package mutating func next() -> Duration {
+        if let sinceLastFault, sinceLastFault.elapsed >= Self.quiet { backoff.reset() }
+        sinceLastFault = Stopwatch(clock)
+        return backoff.next()
+    }
+}

@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+import ContactLog
+import Daemon
+import ENCore
+import GaendAPI
+import GaendTestSupport
+import HCI
+import InMemoryLogging
+import KeySchedule
+import Logging
+import Radio
+import ServiceLifecycleTestKit
+import Storage
+import Synchronization
+import SystemCalls
+import Testing
+
+/// The HCI radio service in process: the real service, driver and beacon session over a socketpair
+/// to a scripted controller, with the monotonic clock in the test's hands. What the process tests
+/// cannot show without waiting real seconds: the backoff of faults and reconnections, the owner's
+/// switch, and shutdown in the middle of a scan window. No test sleeps.
+@Suite(.timeLimit(.minutes(1))) struct RadioServiceTests {
+    /// The controllers the service connected to, in order; kept alive for the test.
+    final class Controllers: Sendable {
+        private let opened = Mutex<[ScriptedController]>([])
+        /// How many connection attempts fail (ECONNREFUSED) before one succeeds.
+        private let refusals: Mutex<Int>
+        let script: @Sendable (HCICommand) -> [[UInt8]]
+
+        init(refusing refusals: Int = 0, script: @escaping @Sendable (HCICommand) -> [[UInt8]]) {
+            self.refusals = Mutex(refusals)
+            self.script = script
+        }
+
+        func connect() throws(HCITransportError) -> FileDescriptorTransport {
+            let refused = refusals.withLock { left in
+                defer { left = max(0, left - 1) }
+                return left > 0
+            }
+            if refused { throw HCITransportError(operation: "connecting to the scripted controller", errno: .connectionRefused) }
+            do {
+                let controller = try ScriptedController(script: script)
+                opened.withLock { $0.append(controller) }
+                return controller.transport
+            } catch {
+                throw HCITransportError(operation: "socketpair", detail: "\(error)")
+            }
+        }
+
+        var count: Int { opened.withLock { $0.count } }
+        var last: ScriptedController? { opened.withLock { $0.last } }
+        var commands: [HCICommand] { opened.withLock { $0.flatMap(\.commands) } }
+        var resets: Int { commands.count { $0.opcode == .reset } }
+
+        /// The advertising enables and disables sent, in order (legacy or extended).
+        var advertising: [Bool] {
+            commands.filter { $0.opcode == .leSetAdvertisingEnable || $0.opcode == .leSetExtendedAdvertisingEnable }.map { $0.parameters.first == 1 }
+        }
+
+        var scanning: [Bool] {
+            commands.filter { $0.opcode == .leSetScanEnable || $0.opcode == .leSetExtendedScanEnable }.map { $0.parameters.first == 1 }
+        }
+    }
+
+    struct Rig {
+        let controllers: Controllers
+        let service: RadioService
+        let gate: EnablementGate
+        let status: RadioStatusBoard
+        let monotonic: TestClock
+        let wall: ManualClock
+        let log: ContactLogWriter
+        let directory: TemporaryDirectory
+
+        /// The service in a task of its own, as the service group runs it.
+        func start() -> Task<Void, any Error> {
+            let service = service
+            return Task { try await service.run() }
+        }
+
+        /// Moves both clocks on together, as real time passes.
+        func pass(_ seconds: Int64) {
+            wall.advance(seconds: seconds)
+            monotonic.advance(by: .seconds(seconds))
+        }
+    }
+
+    let quiet = Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    func rig(
+        enabled: Bool = true, refusing refusals: Int = 0, logger: Logger? = nil,
+        script: @escaping @Sendable (HCICommand) -> [[UInt8]] = ScriptedController.standard
+    ) throws -> Rig {
+        let directory = try TemporaryDirectory()
+        let data = DataDirectory(path: directory.path)
+        let wall = ManualClock(UnixTime.vectorDay.adding(seconds: 10 * 3600))
+        var settings = RadioSettings()
+        settings.scanWindowSeconds = 4
+        settings.scanInterval = 10...10
+        let keys = try KeySchedule(dataDirectory: data, clock: wall, logger: quiet)
+        let log = try ContactLogWriter(dataDirectory: data, clock: wall, logger: quiet)
+        let controllers = Controllers(refusing: refusals, script: script)
+        let gate = EnablementGate(enabled: enabled)
+        let status = RadioStatusBoard(logger: quiet)
+        let monotonic = TestClock()
+        let beacon = BeaconContext(
+            settings: settings, keys: keys, log: log, clock: wall, gate: gate, status: status, logger: logger ?? quiet, monotonic: monotonic)
+        let service = RadioService(spec: .unix(path: "/scripted"), beacon: beacon, connect: { () throws(HCITransportError) in try controllers.connect() })
+        return Rig(
+            controllers: controllers, service: service, gate: gate, status: status, monotonic: monotonic, wall: wall, log: log, directory: directory)
+    }
+
+    /// A controller whose Reset fails (Hardware Failure) every time: each re-initialization waits
+    /// twice as long as the one before, on the service's clock, up to 30 s.
+    @Test func faultsAreRetriedAfterOneTwoFourSeconds() async throws {
+        let rig = try rig { command in
+            command.opcode == .reset ? [ScriptedController.complete(.reset, status: 0x03)] : ScriptedController.standard(command)
+        }
+        let running = rig.start()
+        defer { running.cancel() }
+        for (resets, wait) in [(1, 1), (2, 2), (3, 4), (4, 8)] {
+            await until { rig.controllers.resets == resets && rig.monotonic.waiting == 1 }
+            // Not a moment early: one millisecond short of the wait, the controller hears nothing.
+            rig.monotonic.advance(by: .seconds(wait) - .milliseconds(1))
+            #expect(rig.monotonic.waiting == 1)
+            #expect(rig.controllers.resets == resets)
+            rig.monotonic.advance(by: .milliseconds(1))
+        }
+        await until { rig.controllers.resets == 5 }
+        // All on the one connection: a refused command is a fault, not a lost controller.
+        #expect(rig.controllers.count == 1)
+        #expect(rig.status.status == .starting)
+    }
+
+    /// A controller that cannot be reached is retried after 1, 2 and 4 s, warned about once, and
+    /// its return told with the count, rather than a warning every retry for as long as it lasts.
+    @Test func anUnreachableControllerIsWarnedAboutOnce() async throws {
+        var handler = InMemoryLogHandler()
+        handler.logLevel = .debug
+        let logs = handler
+        let rig = try rig(refusing: 3, logger: Logger(label: "t", factory: { _ in logs }))
+        let running = rig.start()
+        defer { running.cancel() }
+        var elapsed = 0
+        for wait in [1, 2, 4] {
+            await until { rig.monotonic.deadlines == [.seconds(elapsed + wait)] }
+            #expect(rig.status.status == .bluetoothOff)
+            rig.monotonic.advance(by: .seconds(wait))
+            elapsed += wait
+        }
+        await until { rig.controllers.advertising == [true] }
+        let told = logs.entries.filter { $0.level >= .notice }.map { "\($0.level) \($0.message)" }
+        #expect(told.filter { $0.contains("unreachable") } == ["warning controller unreachable; retrying until it answers"])
+        #expect(logs.entries.contains { $0.message.description == "controller reachable again" && $0.metadata["failedAttempts"] == "3" })
+        #expect(logs.entries.filter { $0.level == .debug && $0.message.description.contains("unreachable") }.count == 2)
+    }
+
+    /// The owner's switch: off ends the scan window into the log, stops advertising and lets the
+    /// controller go; on connects again and advertises.
+    @Test func disablingLetsTheControllerGoAndEnablingTakesItBack() async throws {
+        let rig = try rig()
+        let running = rig.start()
+        defer { running.cancel() }
+        await until { rig.controllers.scanning == [true] && rig.monotonic.waiting == 1 }
+        #expect(rig.controllers.advertising == [true])
+        #expect(rig.status.status == .active)
+
+        rig.pass(2)
+        rig.gate.set(false)
+        await until { rig.controllers.advertising == [true, false] }
+        await until { await rig.log.activity().lastWindowEnd == rig.wall.now() }
+        #expect(rig.controllers.scanning == [true, false])
+        #expect(rig.controllers.count == 1)
+
+        rig.gate.set(true)
+        await until { rig.controllers.count == 2 && rig.controllers.advertising == [true, false, true] }
+    }
+
+    /// A service that starts disabled does not touch the controller until enabled.
+    @Test func aDisabledStartLeavesTheControllerAlone() async throws {
+        let rig = try rig(enabled: false)
+        let running = rig.start()
+        defer { running.cancel() }
+        for _ in 0..<100 { await Task.yield() }
+        #expect(rig.controllers.count == 0)
+        rig.gate.set(true)
+        await until { rig.controllers.advertising == [true] }
+    }
+
+    /// The controller hangs up: the service connects again after 1 s, not before.
+    @Test func aLostControllerIsReconnectedAfterOneSecond() async throws {
+        let rig = try rig()
+        let running = rig.start()
+        defer { running.cancel() }
+        await until { rig.controllers.scanning == [true] && rig.monotonic.waiting == 1 }
+        #expect(rig.monotonic.deadlines == [.seconds(4)])
+        rig.controllers.last?.hangUp()
+        // The scan window's sleep ends with the connection; the one sleep now is the backoff.
+        await until { rig.monotonic.deadlines == [.seconds(1)] }
+        rig.monotonic.advance(by: .milliseconds(999))
+        #expect(rig.controllers.count == 1)
+        rig.monotonic.advance(by: .milliseconds(1))
+        await until { rig.controllers.count == 2 && rig.controllers.advertising.last == true }
+    }
+
+    /// Graceful shutdown in the middle of a scan window: the window is appended up to that moment,
+    /// scanning and advertising are stopped, and the service returns.
+    @Test func shutdownMidWindowWritesTheWindowAndStops() async throws {
+        let rig = try rig()
+        try await testGracefulShutdown { trigger in
+            let running = rig.start()
+            await until { rig.controllers.scanning == [true] && rig.monotonic.waiting == 1 }
+            rig.pass(3)
+            trigger.triggerGracefulShutdown()
+            try await running.value
+        }
+        #expect(await rig.log.activity().lastWindowEnd == rig.wall.now())
+        #expect(rig.controllers.scanning == [true, false])
+        #expect(rig.controllers.advertising == [true, false])
+    }
+}
