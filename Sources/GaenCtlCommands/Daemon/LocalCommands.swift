@@ -58,7 +58,9 @@ struct ConfigShow: ParsableCommand {
             }
             guard let text = given.last else { continue }
             object[key.name] =
-                if text.hasPrefix("(") && text.hasSuffix(")") && !text.hasPrefix("(set") { NSNull() } else if text == "true" || text == "false" { text == "true" } else if let number = Int(text) {
+                if text.hasPrefix("(") && text.hasSuffix(")") && !text.hasPrefix("(set") { NSNull() } else if text == "true" || text == "false" {
+                    text == "true"
+                } else if let number = Int(text) {
                     number
                 } else if let number = Double(text) { number } else { text }
         }
