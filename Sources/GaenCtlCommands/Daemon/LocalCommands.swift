@@ -56,14 +56,16 @@ struct ConfigShow: ParsableCommand {
                 object[key.name] = given
                 continue
             }
-            guard let text = given.last else { continue }
-            object[key.name] =
-                if text.hasPrefix("(") && text.hasSuffix(")") && !text.hasPrefix("(set") { NSNull() } else if text == "true" || text == "false" {
-                    text == "true"
-                } else if let number = Int(text) {
-                    number
-                } else if let number = Double(text) { number } else { text }
+            if let text = given.last { object[key.name] = jsonValue(text) }
         }
         return object
+    }
+
+    static func jsonValue(_ text: String) -> Any {
+        if text.hasPrefix("(") && text.hasSuffix(")") && !text.hasPrefix("(set") { return NSNull() }
+        if text == "true" || text == "false" { return text == "true" }
+        if let number = Int(text) { return number }
+        if let number = Double(text) { return number }
+        return text
     }
 }
