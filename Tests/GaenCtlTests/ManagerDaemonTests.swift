@@ -179,6 +179,15 @@ struct ManagerDaemonTests {
         let shown = try ToolRunner.run("gaenctl", ["config", "show", "--config", config])
         #expect(shown.standardOutput.contains("region = CH\n"))
         #expect(shown.standardOutput.contains("test-mode = true\n"))
+        // In JSON with JSON's types: booleans, numbers, null for what is not set, arrays for repeatable keys.
+        let shownJSON = try ToolRunner.run("gaenctl", ["config", "show", "--config", config, "--json"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(shownJSON.standardOutput.utf8)) as? [String: Any])
+        #expect(object["test-mode"] as? Bool == true)
+        #expect(object["detection-interval"] as? Int == 4)
+        #expect(object["tx-power"] is NSNull)
+        #expect(object["export-key"] as? [String] == [])
+        #expect(object["region"] as? String == "CH")
+        #expect(object["rotation-interval"] as? String == "600-1200")
         #expect(try ToolRunner.run("gaenctl", ["log", "stats", "--data-dir", "\(harness.directory.path)/data"]).status == 0)
 
         // SIGHUP reads the configuration again.

@@ -37,10 +37,35 @@ struct ConfigShow: ParsableCommand {
         }
         let values = configuration.describedValues()
         if json {
-            print(Output.json(Dictionary(values.map { ($0.key, $0.value) }, uniquingKeysWith: { first, second in "\(first),\(second)" })))
+            print(Output.json(Self.jsonObject(values)))
             return
         }
         print("# \(FileManager.default.fileExists(atPath: config) ? config : "\(config) (absent: defaults)")")
         for (key, value) in values { print("\(key) = \(value)") }
+    }
+
+    /// The values with JSON's own types: a placeholder for a value not set (`(none)`, `(built in)`,
+    /// `(the controller's)`) is null, the masked API key stays a string (`(set, N characters)`),
+    /// true and false are booleans, numbers are numbers, a repeatable key is an array (empty when
+    /// none is given); ranges (`600-1200`) stay strings, as the file writes them.
+    static func jsonObject(_ values: [(key: String, value: String)]) -> [String: Any] {
+        var object: [String: Any] = [:]
+        for key in ConfigurationKey.all {
+            let given = values.filter { $0.key == key.name }.map(\.value)
+            if key.repeatable {
+                object[key.name] = given
+                continue
+            }
+            if let text = given.last { object[key.name] = jsonValue(text) }
+        }
+        return object
+    }
+
+    static func jsonValue(_ text: String) -> Any {
+        if text.hasPrefix("(") && text.hasSuffix(")") && !text.hasPrefix("(set") { return NSNull() }
+        if text == "true" || text == "false" { return text == "true" }
+        if let number = Int(text) { return number }
+        if let number = Double(text) { return number }
+        return text
     }
 }
