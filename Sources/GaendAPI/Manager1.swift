@@ -36,6 +36,7 @@ package enum Manager1 {
     /// The properties, each with its D-Bus signature, in the order `GetAll` lists them.
     package enum Property: String, CaseIterable, Sendable {
         case status = "Status"
+        case statusReason = "StatusReason"
         case authorizationStatus = "AuthorizationStatus"
         case enabled = "Enabled"
         case radioBackend = "RadioBackend"
@@ -54,7 +55,7 @@ package enum Manager1 {
         /// The D-Bus signature of its value: times are unix seconds (`t`), 0 meaning never.
         package var signature: String {
             switch self {
-            case .status, .authorizationStatus, .radioBackend, .lastDetectionError, .region, .version: "s"
+            case .status, .statusReason, .authorizationStatus, .radioBackend, .lastDetectionError, .region, .version: "s"
             case .enabled, .advertising: "b"
             case .lastScanTime, .lastDetectionTime, .nextDetectionTime, .lastExposureTime: "t"
             case .sightingsToday, .detectionsRemaining: "u"

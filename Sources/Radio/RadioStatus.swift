@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 package import Logging
+import Synchronization
 
 /// What the radio is doing, as the daemon's D-Bus API reports it.
 package enum RadioStatus: String, Sendable, Hashable {
@@ -18,6 +19,7 @@ package enum RadioStatus: String, Sendable, Hashable {
 /// change is logged once.
 package final class RadioStatusBoard: Sendable {
     private let observed: ObservedValue<RadioStatus>
+    private let why = Mutex<String?>(nil)
     private let logger: Logger
 
     package init(_ initial: RadioStatus = .starting, logger: Logger = Logger(label: "gaend.radio")) {
@@ -27,7 +29,11 @@ package final class RadioStatusBoard: Sendable {
 
     package var status: RadioStatus { observed.value }
 
+    /// Why the status is what it is, as the last `set` said (why bluetooth is off).
+    package var reason: String? { why.withLock { $0 } }
+
     package func set(_ status: RadioStatus, reason: String? = nil) {
+        why.withLock { $0 = reason }
         guard observed.set(status) else { return }
         var metadata: Logger.Metadata = ["status": "\(status.rawValue)"]
         if let reason { metadata["reason"] = "\(reason)" }

@@ -202,6 +202,7 @@ struct ManagerRadioTests {
 
         // Never enabled: nothing on the air.
         #expect(try status() == "disabled")
+        #expect(try harness.status()["StatusReason"] as? String == "Exposure Notification is turned off (gaenctl enable turns it on)")
         #expect(try await advertisements() == 0)
         let watchOutput = harness.directory.path + "/watch.out"
         let watch = try ManagerDaemonTests.startWatch(harness, output: watchOutput, count: nil)
@@ -209,6 +210,7 @@ struct ManagerRadioTests {
         #expect(try harness.ctl(["enable"]).status == 0)
         try await eventually("active") { try status() == "active" }
         #expect(try harness.status()["Advertising"] as? Bool == true)
+        #expect(try harness.status()["StatusReason"] as? String == "")
         #expect(try await advertisements() == 1)
 
         // A sighting shows in SightingsToday and LastScanTime.
@@ -227,6 +229,8 @@ struct ManagerRadioTests {
             [.string("org.bluez.Adapter1"), .string("Powered"), .variant(.boolean(false))])
         try await eventually("bluetooth-off") { try status() == "bluetooth-off" }
         #expect(try harness.status()["Advertising"] as? Bool == false)
+        // The reason the radio gave, for the owner (`gaenctl status`, `gaenctl get StatusReason`).
+        #expect(try harness.ctl(["get", "StatusReason"]).standardOutput == "adapter hci0 is powered off\n")
         _ = try await control.call(
             destination: "org.bluez", path: "/org/bluez/hci0", interface: "org.freedesktop.DBus.Properties", member: "Set",
             [.string("org.bluez.Adapter1"), .string("Powered"), .variant(.boolean(true))])

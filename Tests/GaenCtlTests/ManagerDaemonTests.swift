@@ -51,6 +51,7 @@ struct ManagerDaemonTests {
         let status = try harness.ctl(["status"])
         #expect(status.status == 0)
         #expect(status.standardOutput.contains("\tStatus: paused"))
+        #expect(status.standardOutput.contains("\tStatusReason: no radio is configured (radio = none): detection only"))
         #expect(status.standardOutput.contains("\tAuthorizationStatus: unknown"))
         #expect(status.standardOutput.contains("\tRegion: CH"))
         #expect(status.standardOutput.contains("\tLastDetectionTime: never"))
@@ -323,7 +324,7 @@ struct ManagerDaemonTests {
 /// The property names `gaenctl status` prints (Manager1's, in order).
 enum StatusCommandOrder {
     static let names = [
-        "ExposureDays", "LastExposureTime", "Status", "AuthorizationStatus", "Enabled", "RadioBackend", "Advertising", "LastScanTime",
+        "ExposureDays", "LastExposureTime", "Status", "StatusReason", "AuthorizationStatus", "Enabled", "RadioBackend", "Advertising", "LastScanTime",
         "SightingsToday", "LastDetectionTime", "LastDetectionError", "DetectionsRemaining", "NextDetectionTime", "Region", "Version",
     ]
 }

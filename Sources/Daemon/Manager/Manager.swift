@@ -244,11 +244,20 @@ package actor Manager {
                 case .starting, .none: "unknown"
                 }
             }
+        let reason: String =
+            switch status {
+            case "paused": "no radio is configured (radio = none): detection only"
+            case "disabled": "Exposure Notification is turned off (gaenctl enable turns it on)"
+            case "bluetooth-off": radioStatus.reason ?? "the radio is off"
+            case "unknown": "the radio is starting"
+            default: ""
+            }
         let state = await worker?.state
         let answer = await worker?.exposureAnswer() ?? ExposureAnswer()
         let logState = await log.activity()
         return [
-            .status: .string(status), .authorizationStatus: .string(owner.authorization.rawValue), .enabled: .boolean(owner.enabled),
+            .status: .string(status), .statusReason: .string(reason), .authorizationStatus: .string(owner.authorization.rawValue),
+            .enabled: .boolean(owner.enabled),
             .radioBackend: .string(settings.radio), .advertising: .boolean(owner.enabled && radio == .active),
             .lastScanTime: .time(logState.lastWindowEnd), .sightingsToday: .count(logState.aggregatesToday),
             .lastDetectionTime: .time(state?.lastDetection), .lastDetectionError: .string(state?.lastError ?? ""),

@@ -15,7 +15,7 @@ struct StatusCommand: AsyncParsableCommand {
 
     /// The answer to "was I exposed?" first, then the rest as bluetoothctl orders it.
     static let order: [Manager1.Property] = [
-        .exposureDays, .lastExposureTime, .status, .authorizationStatus, .enabled, .radioBackend, .advertising, .lastScanTime, .sightingsToday,
+        .exposureDays, .lastExposureTime, .status, .statusReason, .authorizationStatus, .enabled, .radioBackend, .advertising, .lastScanTime, .sightingsToday,
         .lastDetectionTime, .lastDetectionError, .detectionsRemaining, .nextDetectionTime, .region, .version,
     ]
 
