@@ -20,13 +20,20 @@ package struct RadioService: Service, BeaconService {
     let beacon: BeaconContext
     /// Opens the controller's transport (the spec's; a test's socketpair).
     let connect: @Sendable () throws(HCITransportError) -> FileDescriptorTransport
+    /// Where a command's 2 s timeout runs (the continuous clock; a test's clock that never
+    /// advances, so a machine slow to schedule the scripted controller is not a controller fault).
+    let commandClock: any Clock<Duration>
 
     package init(spec: RadioSpec, beacon: BeaconContext) {
         self.init(spec: spec, beacon: beacon, connect: { () throws(HCITransportError) in try Self.open(spec) })
     }
 
     /// The service on transports `connect` opens, one per connection (tests).
-    package init(spec: RadioSpec, beacon: BeaconContext, connect: @escaping @Sendable () throws(HCITransportError) -> FileDescriptorTransport) {
+    package init(
+        spec: RadioSpec, beacon: BeaconContext, commandClock: any Clock<Duration> = ContinuousClock(),
+        connect: @escaping @Sendable () throws(HCITransportError) -> FileDescriptorTransport
+    ) {
+        self.commandClock = commandClock
         self.spec = spec
         self.beacon = beacon
         self.connect = connect
@@ -53,7 +60,7 @@ package struct RadioService: Service, BeaconService {
                 if await ShutdownWaits.sleepOrShutdown(wait, clock: monotonic) { return }
                 continue
             }
-            let controller = HCIController(transport: transport, logger: logger)
+            let controller = HCIController(transport: transport, clock: commandClock, logger: logger)
             let state = ServiceState()
             let stop = await withTaskGroup(of: Stop?.self) { outer -> Stop in
                 outer.addTask {

@@ -106,7 +106,11 @@ import Testing
         let monotonic = TestClock()
         let beacon = BeaconContext(
             settings: settings, keys: keys, log: log, clock: wall, gate: gate, status: status, logger: logger ?? quiet, monotonic: monotonic)
-        let service = RadioService(spec: .unix(path: "/scripted"), beacon: beacon, connect: { () throws(HCITransportError) in try controllers.connect() })
+        // Commands time out on a clock of their own that the test never advances: how fast this
+        // machine schedules the scripted controller must not decide the test.
+        let service = RadioService(
+            spec: .unix(path: "/scripted"), beacon: beacon, commandClock: TestClock(),
+            connect: { () throws(HCITransportError) in try controllers.connect() })
         return Rig(
             controllers: controllers, service: service, gate: gate, status: status, monotonic: monotonic, wall: wall, log: log, directory: directory)
     }
