@@ -55,7 +55,7 @@ let package = Package(
             name: "CommandSupport", dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")], swiftSettings: strictSwift),
         // Daemons' log lines: journald priorities when stderr is the journal, one shared level.
         .target(
-            name: "DaemonLog", dependencies: ["SystemCalls", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSwift),
+            name: "DaemonLog", dependencies: ["ENCore", "Storage", "SystemCalls", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSwift),
         .target(name: "Storage", dependencies: ["ENCore", "SystemCalls", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSwift),
         .target(
             name: "KeySchedule",

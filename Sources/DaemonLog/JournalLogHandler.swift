@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 package import Logging
-import Glibc
+import ENCore
+import Storage
 import Synchronization
 
 /// A daemon's log lines on standard error. Under systemd, when standard error is the journal's
@@ -13,7 +14,7 @@ package struct JournalLogHandler: LogHandler {
     package enum Format: Sendable {
         /// `<N>label: message key=value`
         case journal
-        /// `2026-11-24T07:42:21+0000 info label: message key=value`
+        /// `2026-11-24T07:42:21Z info label: message key=value`
         case terminal
     }
 
@@ -78,14 +79,8 @@ package struct JournalLogHandler: LogHandler {
         }
     }
 
-    static func timestamp() -> String {
-        var now = time(nil)
-        var parts = tm()
-        gmtime_r(&now, &parts)
-        var buffer = [CChar](repeating: 0, count: 32)
-        let length = strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%S%z", &parts)
-        return String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
+    /// The time as every other part of gaend writes it (ISO 8601, UTC).
+    static func timestamp() -> String { ISO8601.format(SystemWallClock().now()) }
 }
 
 /// The daemon's log level, shared by every logger and changed in place when the configuration

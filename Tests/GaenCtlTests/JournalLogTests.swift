@@ -42,7 +42,7 @@ struct JournalLogTests {
             let (status, lines) = try stderrOfGaend(journal: journal)
             #expect(status == 1)
             let line = try #require(lines.first { $0.contains("cannot open the data directory") })
-            #expect(line.range(of: #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0000 critical gaend: "#, options: .regularExpression) != nil, "\(line)")
+            #expect(line.range(of: #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ critical gaend: "#, options: .regularExpression) != nil, "\(line)")
         }
     }
 

@@ -236,21 +236,18 @@ package actor Manager {
     /// The values of Manager1's properties now.
     package func properties() async -> [Manager1.Property: PropertyValue] {
         let radio = radioStatus.status
-        let status: String =
-            if settings.radio == "none" { "paused" } else if !owner.enabled { "disabled" } else {
+        // The status and, when it is not active, why (StatusReason), decided together.
+        let (status, reason): (String, String) =
+            if settings.radio == "none" {
+                ("paused", "no radio is configured (radio = none): detection only")
+            } else if !owner.enabled {
+                ("disabled", "Exposure Notification is turned off (gaenctl enable turns it on)")
+            } else {
                 switch radio {
-                case .active: "active"
-                case .bluetoothOff: "bluetooth-off"
-                case .starting, .none: "unknown"
+                case .active: ("active", "")
+                case .bluetoothOff: ("bluetooth-off", radioStatus.reason ?? "the radio is off")
+                case .starting, .none: ("unknown", "the radio is starting")
                 }
-            }
-        let reason: String =
-            switch status {
-            case "paused": "no radio is configured (radio = none): detection only"
-            case "disabled": "Exposure Notification is turned off (gaenctl enable turns it on)"
-            case "bluetooth-off": radioStatus.reason ?? "the radio is off"
-            case "unknown": "the radio is starting"
-            default: ""
             }
         let state = await worker?.state
         let answer = await worker?.exposureAnswer() ?? ExposureAnswer()
