@@ -52,7 +52,12 @@ package struct DaemonConfiguration: Sendable {
             guard let equals = trimmed.firstIndex(of: "=") else {
                 throw DaemonConfigurationError(key: "\(path):\(number + 1)", problem: "expected key = value")
             }
-            try set(String(trimmed[..<equals]).trimmingWhitespace(), String(trimmed[trimmed.index(after: equals)...]).trimmingWhitespace())
+            do {
+                try set(String(trimmed[..<equals]).trimmingWhitespace(), String(trimmed[trimmed.index(after: equals)...]).trimmingWhitespace())
+            } catch {
+                // Where, as compilers say it: FILE:LINE: key: problem.
+                throw DaemonConfigurationError(key: "\(path):\(number + 1): \(error.key)", problem: error.problem)
+            }
         }
     }
 
