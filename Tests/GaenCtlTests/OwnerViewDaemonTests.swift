@@ -111,6 +111,11 @@ struct OwnerViewDaemonTests {
         let daemon = try ToolRunner.run("gaend", ["--config", config, "--radio", "none", "--bus", "none", "--data-dir", "\(files.path)/data"])
         #expect(daemon.status == 2)
         #expect(daemon.standardError.contains("\(config):3: scan-window: "), "\(daemon.standardError)")
+        // A line without `=` is named by its first word: the rest may be a secret.
+        try "verification-api-key s3cret\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let noEquals = try ToolRunner.run("gaenctl", ["config", "show", "--config", config])
+        #expect(noEquals.standardError.contains("\(config):1: verification-api-key: expected key = value"), "\(noEquals.standardError)")
+        #expect(!noEquals.standardError.contains("s3cret"))
     }
 }
 
