@@ -26,8 +26,10 @@ UNIT_BINDIR ?= $(PREFIX)/bin
 # and busctl (only in systemd on Debian 12). The key server's PostgreSQL tests run a private server
 # from postgresql-15: the versioned package, not the `postgresql` metapackage, because its binaries'
 # directory (POSTGRES_BIN) names the version, and the metapackage adds nothing but that dependency.
-APT_PACKAGES = pkg-config libssl-dev libdbus-1-dev libbluetooth-dev libsqlite3-dev libpq-dev zlib1g-dev openssl libcurl4 libcurl4-openssl-dev python3 python3-venv \
-	python3-dbus python3-gi dbus-daemon libglib2.0-bin systemd postgresql-15
+# The Debian package (scripts/make-deb, scripts/deb-test) needs chrpath (the programs' RUNPATH
+# removed) and lintian.
+APT_PACKAGES = pkg-config libssl-dev libdbus-1-dev libbluetooth-dev libsqlite3-dev libpq-dev zlib1g-dev openssl libcurl4 libcurl4-openssl-dev python3 python3-venv python3-jsonschema tmux \
+	python3-dbus python3-gi dbus-daemon libglib2.0-bin systemd postgresql-15 chrpath lintian
 POSTGRES_BIN = /usr/lib/postgresql/15/bin
 
 # The test peers: Bumble's virtual controllers and host, pinned, in a venv of the project's own.
@@ -44,8 +46,9 @@ PRODUCTS = gaend gaenctl gaen-keyserver
 RELEASE_BIN = $(CURDIR)/.build/release
 # The release flags, the same for every release build (another set would rebuild the whole tree):
 # Swift's standard library and Foundation linked into each program, so the target needs no Swift
-# toolchain, only Debian's libraries (the package's Depends).
-RELEASE = -c release --static-swift-stdlib
+# toolchain, only Debian's libraries (the package's Depends); and bound at load time (-z now: full
+# RELRO, the GOT read-only before main, as Debian's hardening flags ask).
+RELEASE = -c release --static-swift-stdlib -Xlinker -z -Xlinker now
 
 # Prints how long a stage of `make check` took: $(call timed,NAME,COMMAND).
 timed = @start=$$(date +%s); $(2) || exit 1; echo "check: $(1) took $$(( $$(date +%s) - start )) s"
@@ -203,7 +206,8 @@ install: build install-data
 	done
 
 # The Debian package (scripts/make-deb): the release build with Swift's runtime linked in, so a Pi
-# needs no toolchain. deb-test installs it on a Debian without Swift, runs it and purges it.
+# needs no toolchain. deb-test runs lintian on it (errors and warnings not overridden in
+# packaging/lintian-overrides fail), installs it on a Debian without Swift, runs it and purges it.
 .PHONY: deb deb-test
 deb: build
 	scripts/make-deb

@@ -83,6 +83,9 @@ let package = Package(
         .target(name: "HCI", dependencies: ["ENCore", "CBlueZ", "SystemCalls", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSwift),
         // The contract between gaend and gaenctl: Manager1's names, the configuration's keys.
         .target(name: "GaendAPI", dependencies: ["ENCore"], swiftSettings: strictSwift),
+        // The commit built, for --version: a leaf module, so a new commit recompiles only it.
+        .target(name: "BuildRevision", dependencies: ["ENCore"], swiftSettings: strictSwift, plugins: ["RevisionPlugin"]),
+        .plugin(name: "RevisionPlugin", capability: .buildTool()),
         // The beacon: advertiser and scanner over a controller.
         .target(
             name: "Radio",
@@ -122,7 +125,7 @@ let package = Package(
         .target(
             name: "GaenCtlCommands",
             dependencies: [
-                "ENCore", "ENCrypto", "KeySchedule", "Storage", "ContactLog", "KeyFiles", "Detection", "DBus", "GaendAPI",
+                "ENCore", "ENCrypto", "KeySchedule", "Storage", "ContactLog", "KeyFiles", "Detection", "DBus", "GaendAPI", "BuildRevision",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSwift),
@@ -131,7 +134,8 @@ let package = Package(
         .executableTarget(
             name: "gaend",
             dependencies: [
-                "ENCore", "GaendAPI", "Daemon", "DaemonLog", "CommandSupport", "HCI", "Radio", "Detection", "KeySchedule", "ContactLog", "Storage",
+                "ENCore", "GaendAPI", "BuildRevision", "Daemon", "DaemonLog", "CommandSupport", "HCI", "Radio", "Detection", "KeySchedule", "ContactLog",
+                "Storage",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -141,7 +145,8 @@ let package = Package(
         .executableTarget(
             name: "gaen-keyserver",
             dependencies: [
-                "KeyServer", "ENCore", "ENCrypto", "DaemonLog", "CommandSupport", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "KeyServer", "ENCore", "ENCrypto", "BuildRevision", "DaemonLog", "CommandSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "FlyingSocks", package: "FlyingFox"),
                 .product(name: "Logging", package: "swift-log"),
             ],

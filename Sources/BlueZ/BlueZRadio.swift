@@ -49,10 +49,15 @@ package actor BlueZRadio: BeaconRadio {
 
     /// bluetoothd chooses the address and makes the frame (Flags, the UUID list, the service data)
     /// from our LEAdvertisement1 object, which holds the service data alone.
-    package func advertise(_ payload: ExposureNotificationPayload, from address: BluetoothAddress, interval: ClosedRange<UInt16>) async throws {
+    /// bluetoothd picks the address (a fresh random one per registration): ours is not used.
+    @discardableResult
+    package func advertise(_ payload: ExposureNotificationPayload, from address: BluetoothAddress, interval: ClosedRange<UInt16>) async throws
+        -> BluetoothAddress?
+    {
         if registered { try await unregister() }
         advertisement.update(serviceData: payload.serviceDataValue, interval: interval)
         try await register()
+        return nil
     }
 
     package func stopAdvertising() async throws {

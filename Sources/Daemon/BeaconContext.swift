@@ -20,12 +20,15 @@ package struct BeaconContext: Sendable {
     package let monotonic: any Clock<Duration>
     package let gate: EnablementGate
     package let status: RadioStatusBoard
+    /// What is on the air, for Manager1's beacon properties.
+    package let onAir: OnAirBoard
     package let logger: Logger
 
     package init(
         settings: RadioSettings, keys: KeySchedule, log: ContactLogWriter, clock: any WallClock, gate: EnablementGate, status: RadioStatusBoard,
-        logger: Logger, monotonic: any Clock<Duration> = ContinuousClock()
+        onAir: OnAirBoard = OnAirBoard(), logger: Logger, monotonic: any Clock<Duration> = ContinuousClock()
     ) {
+        self.onAir = onAir
         self.settings = settings
         self.keys = keys
         self.log = log
@@ -38,7 +41,7 @@ package struct BeaconContext: Sendable {
 
     /// A beacon session on `radio`.
     func session(on radio: any BeaconRadio) throws(CryptoError) -> BeaconSession {
-        try BeaconSession(radio: radio, keys: keys, log: log, clock: clock, monotonic: monotonic, settings: settings, logger: logger)
+        try BeaconSession(radio: radio, keys: keys, log: log, clock: clock, monotonic: monotonic, settings: settings, onAir: onAir, logger: logger)
     }
 }
 

@@ -3,5 +3,5 @@
 /// The version every gaend program reports. One place, so the daemon, the CLI and the D-Bus
 /// `Version` property cannot disagree.
 public enum GaendVersion {
-    public static let string = "0.1.0"
+    public static let string = "0.2.0"
 }

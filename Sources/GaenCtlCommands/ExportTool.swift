@@ -21,7 +21,7 @@ struct ExportTool: ParsableCommand {
     @Option(help: "The keys, as JSON.")
     var keys: String
 
-    @Option(help: "The P-256 signing key (PEM).")
+    @Option(help: "The P-256 signing key (PEM).", completion: .file(extensions: ["pem"]))
     var privateKey: String
 
     @Option(help: "The key id to name in the signature info.")
@@ -39,7 +39,7 @@ struct ExportTool: ParsableCommand {
     @Option(help: "End of the batch window, Unix seconds (default: the latest key's end).")
     var endTimestamp: UInt64?
 
-    @Option(help: "Where to write the archive.")
+    @Option(help: "Where to write the archive.", completion: .file(extensions: ["zip"]))
     var out: String
 
     func run() throws {

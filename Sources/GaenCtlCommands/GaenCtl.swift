@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 package import ArgumentParser
+import BuildRevision
 import ENCore
 import Foundation
 import Glibc
@@ -14,10 +15,10 @@ package struct GaenCtl: AsyncParsableCommand {
             Exit codes: 0 ok, 1 operation failed, 2 usage, 3 daemon unreachable, 4 not authorized.
             `tools` work offline; the other commands talk to gaend over D-Bus (--bus).
             """,
-        version: GaendVersion.string,
+        version: BuildVersion.string,
         subcommands: [
             StatusCommand.self, GetCommand.self, EnableCommand.self, DisableCommand.self, KeysCommand.self, PreauthorizeCommand.self, DetectCommand.self,
-            ExposuresCommand.self, TestResultCommand.self, ShareCommand.self, ResetCommand.self, WatchCommand.self, LogCommand.self,
+            ExposuresCommand.self, HeardCommand.self, TestResultCommand.self, ShareCommand.self, ResetCommand.self, WatchCommand.self, LogCommand.self,
             ConfigCommand.self, Tools.self,
         ])
 

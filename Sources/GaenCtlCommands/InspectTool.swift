@@ -19,7 +19,7 @@ struct InspectTool: ParsableCommand {
             valid and verified; 1 otherwise.
             """)
 
-    @Argument(help: "Key files to inspect.")
+    @Argument(help: "Key files to inspect.", completion: .file(extensions: ["zip"]))
     var files: [String]
 
     @OptionGroup var trust: TrustedKeyOptions

@@ -13,7 +13,7 @@ struct KeysTool: ParsableCommand {
         abstract: "Print the TEK history stored in a data directory (read-only).",
         discussion: "Needs read access to the directory's 0600 files: run as the daemon's user or root.")
 
-    @Option(help: "The daemon's data directory.")
+    @Option(help: "The daemon's data directory.", completion: .directory)
     var dataDir: String
 
     @Flag(help: "Print one JSON object.")

@@ -20,7 +20,7 @@ struct LogToolOptions: ParsableArguments {
     /// Where an installed gaend keeps its data (`data-dir`'s default).
     static let daemonDataDirectory = "/var/lib/gaend"
 
-    @Option(help: "The daemon's data directory (the log is its contacts/ folder; default \(Self.daemonDataDirectory)).")
+    @Option(help: "The daemon's data directory (the log is its contacts/ folder; default \(Self.daemonDataDirectory)).", completion: .directory)
     var dataDir: String?
 
     @Flag(help: "Print one JSON object.")

@@ -20,13 +20,13 @@ struct MatchTool: AsyncParsableCommand {
             Exit 0 when every file verified, 1 otherwise.
             """)
 
-    @Option(help: "The daemon's data directory (its contacts/ log is read).")
+    @Option(help: "The daemon's data directory (its contacts/ log is read).", completion: .directory)
     var dataDir: String
 
-    @Option(help: "The exposure configuration (JSON).")
+    @Option(help: "The exposure configuration (JSON).", completion: .file(extensions: ["json"]))
     var config: String
 
-    @Argument(help: "Key files (zip archives).")
+    @Argument(help: "Key files (zip archives).", completion: .file(extensions: ["zip"]))
     var files: [String]
 
     @OptionGroup var trust: TrustedKeyOptions
@@ -98,7 +98,7 @@ struct MatchTool: AsyncParsableCommand {
 /// The trusted keys of the key-file tools: `--public-key PEM --key-id ID --key-version V`, repeated
 /// together, and `--lenient`.
 struct TrustedKeyOptions: ParsableArguments {
-    @Option(help: "A trusted package key (PEM file); repeat with --key-id and --key-version.")
+    @Option(help: "A trusted package key (PEM file); repeat with --key-id and --key-version.", completion: .file(extensions: ["pem"]))
     var publicKey: [String] = []
 
     @Option(help: "The key id files name the trusted key by.")

@@ -62,6 +62,24 @@ package struct ConfigurationKey: Sendable {
 
     static func shown(_ range: ClosedRange<Int>) -> String { "\(range.lowerBound)-\(range.upperBound)" }
 
+    /// The keys a reload (SIGHUP) applies at once; a change to any other waits for a restart (the
+    /// radio, the bus and the data directory are opened once; the detection worker is built once;
+    /// `enable` acts at start).
+    package static let appliedOnReload: Set<String> = [
+        "region", "log-level", "test-mode", "verification-url", "verification-api-key", "publish-url", "health-authority-id",
+    ]
+
+    /// The keys whose values differ between two configurations, in `all` order.
+    package static func changed(from old: DaemonConfiguration, to new: DaemonConfiguration) -> [String] {
+        all.filter { $0.describe(old) != $0.describe(new) }.map(\.name)
+    }
+
+    /// The values gaend runs with after reloading `reloaded`: the reloadable keys' new values, the
+    /// others' values at start (their changes wait for a restart).
+    package static func runningValues(started: DaemonConfiguration, reloaded: DaemonConfiguration) -> [(key: String, value: String)] {
+        all.flatMap { key in key.describe(appliedOnReload.contains(key.name) ? reloaded : started).map { (key: key.name, value: $0) } }
+    }
+
     /// Every key, in the order `config show` lists them.
     package static let all: [ConfigurationKey] = [
         ConfigurationKey("radio", "The radio: hci:hciN, bluez:hciN, h4:/dev/ttyX[@baud], h4+unix:PATH, h4+tcp:HOST:PORT or none (default none).") {

@@ -50,9 +50,15 @@ package struct DaemonConfiguration: Sendable {
             let trimmed = line.trimmingWhitespace()
             if trimmed.isEmpty { continue }
             guard let equals = trimmed.firstIndex(of: "=") else {
-                throw DaemonConfigurationError(key: "\(path):\(number + 1)", problem: "expected key = value")
+                // Named by its first word only: the rest may be a secret written without its `=`.
+                let word = String(trimmed.prefix { !$0.isWhitespace }.prefix(40))
+                throw DaemonConfigurationError(key: word, problem: "expected key = value", location: "\(path):\(number + 1)")
             }
-            try set(String(trimmed[..<equals]).trimmingWhitespace(), String(trimmed[trimmed.index(after: equals)...]).trimmingWhitespace())
+            do {
+                try set(String(trimmed[..<equals]).trimmingWhitespace(), String(trimmed[trimmed.index(after: equals)...]).trimmingWhitespace())
+            } catch {
+                throw DaemonConfigurationError(key: error.key, problem: error.problem, location: "\(path):\(number + 1)")
+            }
         }
     }
 
@@ -88,13 +94,17 @@ package struct DaemonConfiguration: Sendable {
 package struct DaemonConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
     package var key: String
     package var problem: String
+    /// Where in a file, `PATH:LINE`, when the value came from one.
+    package var location: String?
 
-    package init(key: String, problem: String) {
+    package init(key: String, problem: String, location: String? = nil) {
         self.key = key
         self.problem = problem
+        self.location = location
     }
 
-    package var description: String { "\(key): \(problem)" }
+    /// `PATH:LINE: key: problem`, as compilers say where, or `key: problem`.
+    package var description: String { (location.map { "\($0): " } ?? "") + "\(key): \(problem)" }
 }
 
 extension String {

@@ -20,6 +20,8 @@ package enum Manager1 {
         case detectExposures = "DetectExposures"
         case getExposureWindows = "GetExposureWindows"
         case getDailySummaries = "GetDailySummaries"
+        case getHeard = "GetHeard"
+        case getConfiguration = "GetConfiguration"
         case addTestResult = "AddTestResult"
         case getTestResults = "GetTestResults"
         case shareDiagnosisKeys = "ShareDiagnosisKeys"
@@ -41,12 +43,18 @@ package enum Manager1 {
         case enabled = "Enabled"
         case radioBackend = "RadioBackend"
         case advertising = "Advertising"
+        case advertisingSince = "AdvertisingSince"
+        case address = "Address"
+        case rpiInterval = "RPIInterval"
+        case nextRotation = "NextRotation"
         case lastScanTime = "LastScanTime"
         case sightingsToday = "SightingsToday"
         case lastDetectionTime = "LastDetectionTime"
         case lastDetectionError = "LastDetectionError"
         case detectionsRemaining = "DetectionsRemaining"
         case nextDetectionTime = "NextDetectionTime"
+        case keyServer = "KeyServer"
+        case lastDownloadTime = "LastDownloadTime"
         case exposureDays = "ExposureDays"
         case lastExposureTime = "LastExposureTime"
         case region = "Region"
@@ -55,10 +63,10 @@ package enum Manager1 {
         /// The D-Bus signature of its value: times are unix seconds (`t`), 0 meaning never.
         package var signature: String {
             switch self {
-            case .status, .statusReason, .authorizationStatus, .radioBackend, .lastDetectionError, .region, .version: "s"
+            case .status, .statusReason, .authorizationStatus, .radioBackend, .address, .lastDetectionError, .keyServer, .region, .version: "s"
             case .enabled, .advertising: "b"
-            case .lastScanTime, .lastDetectionTime, .nextDetectionTime, .lastExposureTime: "t"
-            case .sightingsToday, .detectionsRemaining: "u"
+            case .lastScanTime, .advertisingSince, .nextRotation, .lastDetectionTime, .nextDetectionTime, .lastDownloadTime, .lastExposureTime: "t"
+            case .sightingsToday, .detectionsRemaining, .rpiInterval: "u"
             case .exposureDays: "as"
             }
         }

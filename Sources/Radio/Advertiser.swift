@@ -16,6 +16,7 @@ package actor Advertiser {
     private let random: any RandomBytesSource
     private let settings: RadioSettings
     private let logger: Logger
+    private let onAir: OnAirBoard
     private let crypto: ExposureKeyCrypto
     private var txPower: Int8 = 0
     /// What is on the air now.
@@ -24,8 +25,9 @@ package actor Advertiser {
 
     package init(
         radio: any BeaconRadio, keys: KeySchedule, clock: any WallClock, random: any RandomBytesSource = SystemRandom(),
-        settings: RadioSettings, logger: Logger = Logger(label: "gaend.advertiser")
+        settings: RadioSettings, onAir: OnAirBoard = OnAirBoard(), logger: Logger = Logger(label: "gaend.advertiser")
     ) throws(CryptoError) {
+        self.onAir = onAir
         self.radio = radio
         self.keys = keys
         self.clock = clock
@@ -52,14 +54,19 @@ package actor Advertiser {
         // (A typed-throws closure here crashes Swift 6.3.1's IR generation; bytes16() avoids it.)
         let address = BluetoothAddress.nonResolvablePrivate(random: Array(try random.bytes16().bytes.prefix(6)))
 
-        try await radio.advertise(payload, from: address, interval: settings.advertisingInterval)
+        let used = try await radio.advertise(payload, from: address, interval: settings.advertisingInterval)
         current = (address, rpi, key)
         rotations += 1
+        let now = clock.now()
+        onAir.update { onAir in
+            onAir = OnAir(since: onAir?.since ?? now, address: used, interval: interval)
+        }
         logger.debug("advertising rotated", metadata: ["address": "\(address)", "interval": "\(interval)"])
     }
 
     /// Stops advertising (at shutdown and when disabled).
     package func stop() async throws {
+        onAir.update { $0 = nil }
         try await radio.stopAdvertising()
     }
 
@@ -67,7 +74,10 @@ package actor Advertiser {
     /// next UTC midnight so that a new TEK goes on the air at once.
     package func nextRotationDelay() -> Int64 {
         var generator = RandomSourceGenerator(random)
-        return Self.rotationDelay(drawn: Int64(Int.random(in: settings.rotationInterval, using: &generator)), now: clock.now())
+        let now = clock.now()
+        let delay = Self.rotationDelay(drawn: Int64(Int.random(in: settings.rotationInterval, using: &generator)), now: now)
+        onAir.update { $0?.nextRotation = now.adding(seconds: delay) }
+        return delay
     }
 
     /// `drawn` seconds, or fewer if UTC midnight (a new key) comes first; at least one second.

@@ -11,8 +11,11 @@ package protocol BeaconRadio: Sendable {
     var advertisingTxPower: Int8 { get async }
     /// Puts `payload` on the air from `address`, non-connectable and undirected, every `interval`
     /// (0.625 ms units), replacing what was advertised as one transaction: an RPI is never sent
-    /// from two addresses, nor an address with two RPIs.
+    /// from two addresses, nor an address with two RPIs. Returns the address on the air when it is
+    /// `address`; `nil` when the back end's host stack chooses its own (bluetoothd does).
+    @discardableResult
     func advertise(_ payload: ExposureNotificationPayload, from address: BluetoothAddress, interval: ClosedRange<UInt16>) async throws
+        -> BluetoothAddress?
     func stopAdvertising() async throws
     /// Passive scanning, duplicates not filtered.
     func startScanning() async throws

@@ -23,9 +23,9 @@ package final class BeaconSession: Sendable {
 
     package init(
         radio: any BeaconRadio, keys: KeySchedule, log: ContactLogWriter, clock: any WallClock, monotonic: any Clock<Duration> = ContinuousClock(),
-        random: any RandomBytesSource = SystemRandom(), settings: RadioSettings, logger: Logger
+        random: any RandomBytesSource = SystemRandom(), settings: RadioSettings, onAir: OnAirBoard = OnAirBoard(), logger: Logger
     ) throws(CryptoError) {
-        advertiser = try Advertiser(radio: radio, keys: keys, clock: clock, random: random, settings: settings, logger: logger)
+        advertiser = try Advertiser(radio: radio, keys: keys, clock: clock, random: random, settings: settings, onAir: onAir, logger: logger)
         self.random = random
         scanner = Scanner(radio: radio, log: log, clock: clock, monotonic: monotonic, settings: settings, logger: logger)
         self.log = log

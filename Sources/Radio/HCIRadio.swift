@@ -29,7 +29,10 @@ package actor HCIRadio: BeaconRadio {
 
     package var advertisingTxPower: Int8 { info.advertisingTxPower }
 
-    package func advertise(_ payload: ExposureNotificationPayload, from address: BluetoothAddress, interval: ClosedRange<UInt16>) async throws {
+    @discardableResult
+    package func advertise(_ payload: ExposureNotificationPayload, from address: BluetoothAddress, interval: ClosedRange<UInt16>) async throws
+        -> BluetoothAddress?
+    {
         // The frame is made here, at the HCI edge: Flags, the 0xFD6F UUID, the service data.
         let data = payload.advertisingData()
         var sinceDisabled: Stopwatch?
@@ -56,6 +59,7 @@ package actor HCIRadio: BeaconRadio {
         }
         advertising = true
         if let sinceDisabled { lastAdvertisingGap = sinceDisabled.elapsed }
+        return address
     }
 
     package func stopAdvertising() async throws {

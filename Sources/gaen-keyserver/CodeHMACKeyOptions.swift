@@ -12,7 +12,7 @@ struct CodeHMACKeyOptions: ParsableArguments {
             discussion: """
                 Else the systemd credential code-hmac-key, else $GAEN_KEYSERVER_CODE_HMAC_KEY, else \(CodeHMACKey.fileName) in --data-dir, \
                 made on first use. With --database one of the first three is needed, the same on every replica.
-                """))
+                """), completion: .file())
     var codeHMACKeyFile: String?
 
     static let source = APIKeySource(option: "--code-hmac-key", credential: "code-hmac-key")

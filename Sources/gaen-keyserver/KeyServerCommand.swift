@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
+import BuildRevision
 import ArgumentParser
 import CommandSupport
 import ENCore
@@ -14,7 +15,7 @@ struct KeyServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gaen-keyserver",
         abstract: "A GAEN key server: verification codes, publishing, signed exports.",
-        version: GaendVersion.string,
+        version: BuildVersion.string,
         subcommands: [Serve.self, IssueCode.self, Export.self, MakeKey.self])
 
     static func main() async { await mainExitingTwoOnUsage() }
@@ -47,10 +48,10 @@ struct IssueCode: AsyncParsableCommand {
 
     @OptionGroup var codeKey: CodeHMACKeyOptions
 
-    @Option(help: "The verification signing key (PEM, P-256).")
+    @Option(help: "The verification signing key (PEM, P-256).", completion: .file(extensions: ["pem"]))
     var verificationKey: String
 
-    @Option(help: "confirmed, likely, negative or user-report.")
+    @Option(help: "confirmed, likely, negative or user-report.", completion: .list(["confirmed", "likely", "negative", "user-report"]))
     var type: String
 
     @Option(help: "The day symptoms began, YYYY-MM-DD.")
@@ -91,7 +92,7 @@ struct Export: AsyncParsableCommand {
 
     @OptionGroup var options: ServerOptions
 
-    @Option(help: "The export signing key (PEM, P-256).")
+    @Option(help: "The export signing key (PEM, P-256).", completion: .file(extensions: ["pem"]))
     var exportKey: String
 
     @Option(help: "The signing key's id and version, ID:VERSION.")
@@ -134,7 +135,7 @@ struct MakeKey: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "make-key", abstract: "Write a new P-256 signing key (PEM) and print its public key.")
 
-    @Option(help: "Where to write the private key (mode 0600).")
+    @Option(help: "Where to write the private key (mode 0600).", completion: .file(extensions: ["pem"]))
     var out: String
 
     func run() throws {

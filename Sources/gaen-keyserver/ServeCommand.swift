@@ -28,10 +28,10 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Port to listen on (0: any free one; the line printed says which).")
     var port: UInt16 = 8080
 
-    @Option(help: "The verification signing key (PEM, P-256).")
+    @Option(help: "The verification signing key (PEM, P-256).", completion: .file(extensions: ["pem"]))
     var verificationKey: String
 
-    @Option(help: "The export signing key (PEM, P-256).")
+    @Option(help: "The export signing key (PEM, P-256).", completion: .file(extensions: ["pem"]))
     var exportKey: String
 
     @Option(help: "The export signing key's id and version, ID:VERSION.")
@@ -46,7 +46,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The device API key (X-API-Key of /api/verify and /api/certificate); visible to local users, prefer --device-api-key-file.")
     var deviceAPIKey: String?
 
-    @Option(help: "A file holding the device API key (else the systemd credential device-api-key, else $GAEN_KEYSERVER_DEVICE_API_KEY).")
+    @Option(help: "A file holding the device API key (else the systemd credential device-api-key, else $GAEN_KEYSERVER_DEVICE_API_KEY).", completion: .file())
     var deviceAPIKeyFile: String?
 
     @Option(help: "The administrator's API key for POST /admin/codes; visible to local users, prefer --admin-api-key-file.")

@@ -8,7 +8,7 @@ import KeyServer
 /// Options naming where the server keeps its tables: SQLite files in the data directory, or one
 /// PostgreSQL database that several replicas share.
 struct ServerOptions: ParsableArguments {
-    @Option(help: "The server's data directory: its SQLite databases (without --database) and, for serve, its exports.")
+    @Option(help: "The server's data directory: its SQLite databases (without --database) and, for serve, its exports.", completion: .directory)
     var dataDir: String?
 
     @Option(

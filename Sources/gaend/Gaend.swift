@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
+import BuildRevision
 import ArgumentParser
 import CommandSupport
 import ContactLog
@@ -29,9 +30,9 @@ struct Gaend: AsyncParsableCommand {
             cleanly within 10 s. The keys:
 
             """ + ConfigurationKey.all.map { "  --\($0.name) VALUE\n        \($0.help)" }.joined(separator: "\n"),
-        version: GaendVersion.string)
+        version: BuildVersion.string)
 
-    @Option(help: "The configuration file.")
+    @Option(help: "The configuration file.", completion: .file(extensions: ["conf"]))
     var config: String?
 
     /// The configuration keys given on the command line (`--radio none`, `--scan-window=2`), read
@@ -115,14 +116,15 @@ struct Gaend: AsyncParsableCommand {
         }
         logger.notice(
             "gaend starting",
-            metadata: ["version": "\(GaendVersion.string)", "radio": "\(configuration.radio)", "dataDir": "\(configuration.dataDirectory)"])
+            metadata: ["version": "\(BuildVersion.string)", "radio": "\(configuration.radio)", "dataDir": "\(configuration.dataDirectory)"])
         let status = RadioStatusBoard(configuration.radio == .none ? .none : .starting, logger: Logger(label: "gaend.radio"))
         let gate = EnablementGate(enabled: false)
+        let onAir = OnAirBoard()
         let manager: Manager
         do {
             manager = try Manager(
                 dataDirectory: data, keys: keys, log: log, worker: worker, radioStatus: status, gate: gate,
-                settings: Self.managerSettings(configuration), clock: clock)
+                settings: Self.managerSettings(configuration, file: configurationFile), clock: clock, onAir: onAir)
             if configuration.enable { try await manager.enableFromConfiguration() }
         } catch {
             logger.critical("cannot read the owner's settings", metadata: ["error": "\(error)"])
@@ -138,7 +140,8 @@ struct Gaend: AsyncParsableCommand {
                 logger: Logger(label: "gaend.dbus"))
         ]
         let beacon = BeaconContext(
-            settings: configuration.radioSettings, keys: keys, log: log, clock: clock, gate: gate, status: status, logger: Logger(label: "gaend.radio"))
+            settings: configuration.radioSettings, keys: keys, log: log, clock: clock, gate: gate, status: status, onAir: onAir,
+            logger: Logger(label: "gaend.radio"))
         if case .bluez(let index) = configuration.radio {
             services.append(BlueZRadioService(adapterIndex: index, beacon: beacon))
         } else if configuration.radio != .none {
@@ -151,15 +154,21 @@ struct Gaend: AsyncParsableCommand {
                 notifier.notify("RELOADING=1")
                 do {
                     let next = try reloader.loadConfiguration()
-                    await manager.reload(Self.managerSettings(next))
+                    // Against what runs: keys changed back by a second reload are no longer pending.
+                    let pending = ConfigurationKey.changed(from: configuration, to: next).filter { !ConfigurationKey.appliedOnReload.contains($0) }
+                    var settings = Self.managerSettings(next, file: reloader.configurationFile)
+                    settings.running.values = ConfigurationKey.runningValues(started: configuration, reloaded: next)
+                    settings.running.restartPending = pending
+                    // The radio and the key server in use stay those of the start until a restart.
+                    settings.radio = "\(configuration.radio)"
+                    settings.keyServer = configuration.servers.indexURL ?? ""
+                    await manager.reload(settings)
                     threshold.level = Logger.Level(next.logLevel)
-                    if next.radio != configuration.radio || next.dataDirectory != configuration.dataDirectory
-                        || next.radioSettings != configuration.radioSettings
-                        || next.bus != configuration.bus || next.servers != configuration.servers
-                    {
-                        logger.warning("configuration reloaded; radio, data directory, bus and server changes take effect at restart")
-                    } else {
+                    if pending.isEmpty {
                         logger.notice("configuration reloaded")
+                    } else {
+                        logger.warning(
+                            "configuration reloaded; these keys take effect at restart", metadata: ["keys": "\(pending.joined(separator: ", "))"])
                     }
                 } catch {
                     logger.error("configuration not reloaded: it has an error", metadata: ["error": "\(error)"])
@@ -181,11 +190,19 @@ struct Gaend: AsyncParsableCommand {
         logger.notice("gaend stopped")
     }
 
-    static func managerSettings(_ configuration: DaemonConfiguration) -> Manager.Settings {
+    /// The configuration file read, when there is one.
+    var configurationFile: String {
+        let path = config ?? "/etc/gaend/gaend.conf"
+        return FileManager.default.fileExists(atPath: path) ? path : ""
+    }
+
+    static func managerSettings(_ configuration: DaemonConfiguration, file: String) -> Manager.Settings {
         var settings = Manager.Settings()
+        settings.running = Manager.RunningConfiguration(file: file, values: configuration.describedValues())
         settings.region = configuration.region
         settings.testMode = configuration.testMode
         settings.radio = "\(configuration.radio)"
+        settings.keyServer = configuration.servers.indexURL ?? ""
         let servers = configuration.servers
         if let verification = servers.verificationURL, let publish = servers.publishURL {
             settings.sharing = Manager.SharingSettings(

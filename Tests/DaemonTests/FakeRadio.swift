@@ -23,8 +23,11 @@ final class FakeRadio: BeaconRadio {
 
     var advertisingTxPower: Int8 { -8 }
 
-    func advertise(_ payload: ExposureNotificationPayload, from address: BluetoothAddress, interval: ClosedRange<UInt16>) async throws {
+    func advertise(_ payload: ExposureNotificationPayload, from address: BluetoothAddress, interval: ClosedRange<UInt16>) async throws
+        -> BluetoothAddress?
+    {
         state.withLock { $0.advertised.append((payload, address)) }
+        return address
     }
 
     func stopAdvertising() async throws { state.withLock { $0.stops += 1 } }

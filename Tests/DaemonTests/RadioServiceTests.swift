@@ -68,6 +68,7 @@ import Testing
         let service: RadioService
         let gate: EnablementGate
         let status: RadioStatusBoard
+        let onAir: OnAirBoard
         let monotonic: TestClock
         let wall: ManualClock
         let log: ContactLogWriter
@@ -104,15 +105,18 @@ import Testing
         let gate = EnablementGate(enabled: enabled)
         let status = RadioStatusBoard(logger: quiet)
         let monotonic = TestClock()
+        let onAir = OnAirBoard()
         let beacon = BeaconContext(
-            settings: settings, keys: keys, log: log, clock: wall, gate: gate, status: status, logger: logger ?? quiet, monotonic: monotonic)
+            settings: settings, keys: keys, log: log, clock: wall, gate: gate, status: status, onAir: onAir, logger: logger ?? quiet,
+            monotonic: monotonic)
         // Commands time out on a clock of their own that the test never advances: how fast this
         // machine schedules the scripted controller must not decide the test.
         let service = RadioService(
             spec: .unix(path: "/scripted"), beacon: beacon, commandClock: TestClock(),
             connect: { () throws(HCITransportError) in try controllers.connect() })
         return Rig(
-            controllers: controllers, service: service, gate: gate, status: status, monotonic: monotonic, wall: wall, log: log, directory: directory)
+            controllers: controllers, service: service, gate: gate, status: status, onAir: onAir, monotonic: monotonic, wall: wall, log: log,
+            directory: directory)
     }
 
     /// A controller whose Reset fails (Hardware Failure) every time: each re-initialization waits
@@ -169,10 +173,25 @@ import Testing
         await until { rig.controllers.scanning == [true] && rig.monotonic.waiting == 1 }
         #expect(rig.controllers.advertising == [true])
         #expect(rig.status.status == .active)
+        // What status shows of the beacon: since when, the address set on the controller, the
+        // RPI's interval, the next rotation 10 to 20 minutes on (RadioSettings' default).
+        let started = rig.wall.now()
+        let onAir = try #require(rig.onAir.value)
+        #expect(onAir.since == started)
+        #expect(onAir.interval == ENIntervalNumber(containing: started))
+        let address = try #require(onAir.address)
+        #expect(
+            rig.controllers.commands.contains {
+                ($0.opcode == .leSetRandomAddress || $0.opcode == .leSetAdvertisingSetRandomAddress)
+                    && Array($0.parameters.suffix(6)) == address.littleEndianBytes
+            })
+        let rotation = try #require(onAir.nextRotation)
+        #expect((600...1200).contains(rotation.seconds - started.seconds))
 
         rig.pass(2)
         rig.gate.set(false)
         await until { rig.controllers.advertising == [true, false] }
+        #expect(rig.onAir.value == nil)
         await until { await rig.log.activity().lastWindowEnd == rig.wall.now() }
         #expect(rig.controllers.scanning == [true, false])
         #expect(rig.controllers.count == 1)

@@ -72,11 +72,11 @@ struct AuthorizationTests {
         #expect(refused.status == 4)
         #expect(refused.standardError.contains("not authorized: run as root or join the gaend group"))
         #expect(try Self.asNobody(harness, ["test-result", "list"]).status == 4)
-        #expect(try harness.status()["Enabled"] as? Bool == false)
+        #expect(try harness.status()["enabled"] as? Bool == false)
         // A member of the group may.
         let member = try Self.asNobody(harness, group: usersGroup, ["enable"])
         #expect(member.status == 0, "\(member.standardError)")
-        #expect(try harness.status()["Enabled"] as? Bool == true)
+        #expect(try harness.status()["enabled"] as? Bool == true)
         // Root may; a second owner of the name is refused by the policy (only the daemon's user).
         #expect(try harness.ctl(["disable"]).status == 0)
         let impostor = try ToolRunner.runProgram(

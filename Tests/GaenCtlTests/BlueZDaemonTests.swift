@@ -194,7 +194,7 @@ struct ManagerRadioTests {
         }
         _ = try await mockCall("AddAdapter", [.string("hci0"), .string("gaend test")])
         let harness = try ManagerHarness(bus: mock.bus, ["--radio", "bluez:hci0", "--scan-window", "0.5", "--scan-interval", "1-1"])
-        func status() throws -> String { try harness.status()["Status"] as? String ?? "" }
+        func status() throws -> String { try harness.status()["status"] as? String ?? "" }
         func advertisements() async throws -> Int { try await mockCall("GetAdvertisements", [.string("hci0")]).first?.arrayElements?.count ?? -1 }
         func discovering() async throws -> Int {
             try await mockCall("GetDiscoverySessions", [.string("hci0")]).first?.arrayElements?.filter { $0.structureFields?[1] == .boolean(true) }.count ?? -1
@@ -202,15 +202,15 @@ struct ManagerRadioTests {
 
         // Never enabled: nothing on the air.
         #expect(try status() == "disabled")
-        #expect(try harness.status()["StatusReason"] as? String == "Exposure Notification is turned off (gaenctl enable turns it on)")
+        #expect(try harness.status()["status_reason"] as? String == "Exposure Notification is turned off (gaenctl enable turns it on)")
         #expect(try await advertisements() == 0)
         let watchOutput = harness.directory.path + "/watch.out"
         let watch = try ManagerDaemonTests.startWatch(harness, output: watchOutput, count: nil)
         defer { if watch.isRunning { kill(watch.processIdentifier, SIGKILL) } }
         #expect(try harness.ctl(["enable"]).status == 0)
         try await eventually("active") { try status() == "active" }
-        #expect(try harness.status()["Advertising"] as? Bool == true)
-        #expect(try harness.status()["StatusReason"] as? String == "")
+        #expect(try harness.status()["advertising"] as? Bool == true)
+        #expect(try harness.status()["status_reason"] is NSNull)
         #expect(try await advertisements() == 1)
 
         // A sighting shows in SightingsToday and LastScanTime.
@@ -220,15 +220,15 @@ struct ManagerRadioTests {
             if seen?.first == .boolean(true) { break }
             try await Task.sleep(for: .milliseconds(20))
         }
-        try await eventually("the sighting counted") { try harness.status()["SightingsToday"] as? Int ?? 0 >= 1 }
-        #expect(try harness.status()["LastScanTime"] as? Int ?? 0 > 0)
+        try await eventually("the sighting counted") { try harness.status()["sightings_today"] as? Int ?? 0 >= 1 }
+        #expect(try harness.status()["last_scan_time"] as? Int ?? 0 > 0)
 
         // Adapter off and on.
         _ = try await control.call(
             destination: "org.bluez", path: "/org/bluez/hci0", interface: "org.freedesktop.DBus.Properties", member: "Set",
             [.string("org.bluez.Adapter1"), .string("Powered"), .variant(.boolean(false))])
         try await eventually("bluetooth-off") { try status() == "bluetooth-off" }
-        #expect(try harness.status()["Advertising"] as? Bool == false)
+        #expect(try harness.status()["advertising"] as? Bool == false)
         // The reason the radio gave, for the owner (`gaenctl status`, `gaenctl get StatusReason`).
         #expect(try harness.ctl(["get", "StatusReason"]).standardOutput == "adapter hci0 is powered off\n")
         _ = try await control.call(
@@ -241,13 +241,13 @@ struct ManagerRadioTests {
         try await eventually("disabled") { try status() == "disabled" }
         try await eventually("advertisement withdrawn") { (try? await advertisements()) == 0 }
         try await eventually("discovery stopped") { (try? await discovering()) == 0 }
-        #expect(try harness.status()["SightingsToday"] as? Int ?? 0 >= 1)
+        #expect(try harness.status()["sightings_today"] as? Int ?? 0 >= 1)
 
         kill(watch.processIdentifier, SIGTERM)
         watch.waitUntilExit()
         let watched = try String(contentsOfFile: watchOutput, encoding: .utf8)
         for status in ["active", "bluetooth-off", "disabled"] {
-            #expect(watched.contains(#""Status":"\#(status)""#), "watch output lacks Status \(status)")
+            #expect(watched.contains(#""status":"\#(status)""#), "watch output lacks status \(status)")
         }
         harness.stop()
         #expect(harness.daemon.terminationStatus == 0)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
+import ENCore
 import Foundation
 import GaendTestSupport
 import Testing
@@ -99,5 +100,24 @@ import Testing
         let daemonVersion = try ToolRunner.run("gaend", ["--version"])
         #expect(daemonVersion.status == 0)
         #expect(daemonVersion.standardOutput.hasPrefix("0."))
+    }
+
+    /// `--version` of each program names the version the docs name and the commit built: the same
+    /// line from all three, `VERSION (git REVISION)`, the revision that of this checkout.
+    @Test func versionNamesTheDocumentedVersionAndTheCommit() throws {
+        let lines = try ["gaend", "gaenctl", "gaen-keyserver"].map { try ToolRunner.run($0, ["--version"]).standardOutput }
+        #expect(Set(lines).count == 1, "\(lines)")
+        let line = try #require(lines.first)
+        let match = try #require(line.wholeMatch(of: /(\d+\.\d+\.\d+) \(git ([0-9a-f]{12}(-dirty)?|unknown)\)\n/))
+        let version = String(match.1)
+        #expect(version == GaendVersion.string)
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let head = try ToolRunner.runProgram("/usr/bin/git", ["-C", root.path, "rev-parse", "--short=12", "HEAD"])
+        if head.status == 0 { #expect(match.2.hasPrefix(head.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines))) }
+        // The man pages and the D-Bus API's page name the same version.
+        for page in ["man/gaend.8", "man/gaenctl.1", "man/gaen-keyserver.8", "man/gaend.conf.5", "org.gaend.Manager1.rst"] {
+            let text = try String(contentsOf: root.appendingPathComponent("docs/\(page)"), encoding: .utf8)
+            #expect(text.contains("gaend \(version)"), "docs/\(page) names another version")
+        }
     }
 }

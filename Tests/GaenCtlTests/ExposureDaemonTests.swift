@@ -100,14 +100,14 @@ struct ExposureDaemonTests {
         let status = try harness.ctl(["status"]).standardOutput.split(separator: "\n")
         #expect(status.dropFirst().first == "\tExposureDays: \(day)", "\(status)")
         #expect(status.dropFirst(2).first?.hasPrefix("\tLastExposureTime: \(day)T09:00:00Z") == true, "\(status)")
-        #expect(try harness.status()["ExposureDays"] as? [String] == [day.description])
+        #expect(try harness.status()["exposure_days"] as? [String] == [day.description])
         // The answer was announced with PropertiesChanged.
         try await eventually("ExposureDays in PropertiesChanged") {
-            (try? String(contentsOfFile: watchOutput, encoding: .utf8))?.contains(#""ExposureDays":[""# + day.description) == true
+            (try? String(contentsOfFile: watchOutput, encoding: .utf8))?.contains(#""exposure_days":[""# + day.description) == true
         }
         // ResetAllData deletes the stored results with everything else.
         #expect(try harness.ctl(["reset", "--yes"]).status == 0)
-        #expect(try harness.status()["ExposureDays"] as? [String] == [])
+        #expect(try harness.status()["exposure_days"] as? [String] == [])
         #expect(try harness.ctl(["exposures"]).standardOutput == "no exposure windows\n")
 
         // SIGHUP and SIGTERM, as systemd sees them.

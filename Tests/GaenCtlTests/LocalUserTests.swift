@@ -40,7 +40,7 @@ struct LocalUserTests {
         #expect(!keys.isEmpty, "\(released.standardOutput)")
         // A member of the group switches gaend off: a broadcast every receiver sees, after the keys.
         #expect(try AuthorizationTests.asNobody(harness, group: "100", ["disable"]).status == 0)
-        try await eventually("the watch to see the switch") { (try? String(contentsOfFile: output, encoding: .utf8))?.contains(#""Enabled":false"#) == true }
+        try await eventually("the watch to see the switch") { (try? String(contentsOfFile: output, encoding: .utf8))?.contains(#""enabled":false"#) == true }
         let watched = try String(contentsOfFile: output, encoding: .utf8)
         #expect(!watched.contains("DiagnosisKeysAvailable"), "\(watched)")
         for key in keys { #expect(!watched.contains(key["key"] as? String ?? "-"), "a key reached nobody") }
@@ -110,7 +110,7 @@ struct LocalUserTests {
         let many = String(repeating: #"{"id":"x","test_date":1,"type":"negative","added":1,"shared":false},"#, count: 2000)
         try #"{"authorization":"authorized","test_results":[\#(many){}]}"#.write(toFile: data + "/owner.json", atomically: true, encoding: .utf8)
         try harness.start()
-        #expect(try harness.status()["AuthorizationStatus"] as? String == "unknown")
+        #expect(try harness.status()["authorization_status"] as? String == "unknown")
         #expect(FileManager.default.fileExists(atPath: data + "/owner.json.damaged"))
         #expect(harness.stderr.contains("owner.json.damaged"), "\(harness.stderr)")
         let asideHistory = try FileManager.default.contentsOfDirectory(atPath: data).filter { $0.hasPrefix("tek-history.unreadable-") }

@@ -57,15 +57,20 @@ struct ManagerDaemonTests {
         #expect(status.standardOutput.contains("\tLastDetectionTime: never"))
         let properties = try harness.status()
         #expect(Set(properties.keys) == Set(StatusCommandOrder.names))
-        #expect(properties["DetectionsRemaining"] as? Int == 6)
+        try SchemaCheck.expect(try harness.ctl(["status", "--json"]).standardOutput, matches: "status")
+        #expect(properties["detections_remaining"] as? Int == 6)
+        // Real types: never is null, not 0; an empty text is null, not "".
+        #expect(properties["last_detection_time"] is NSNull)
+        #expect(properties["last_detection_error"] is NSNull)
+        #expect(properties["status"] as? String == "paused")
 
         // Global options before the command, as with systemctl and busctl; get prints a value alone.
         let first = try ToolRunner.run("gaenctl", ["--bus", harness.bus.address, "--json", "status"])
         #expect(first.status == 0)
-        #expect((try? JSONSerialization.jsonObject(with: Data(first.standardOutput.utf8)) as? [String: Any])?["Region"] as? String == "CH")
+        #expect((try? JSONSerialization.jsonObject(with: Data(first.standardOutput.utf8)) as? [String: Any])?["region"] as? String == "CH")
         #expect(try ToolRunner.run("gaenctl", ["--bus=\(harness.bus.address)", "get", "region"]).standardOutput == "CH\n")
         #expect(try harness.ctl(["get", "LastDetectionTime"]).standardOutput == "never\n")
-        #expect(try harness.ctl(["get", "DetectionsRemaining", "--json"]).standardOutput == #"{"DetectionsRemaining":6}"# + "\n")
+        #expect(try harness.ctl(["get", "DetectionsRemaining", "--json"]).standardOutput == #"{"detections_remaining":6}"# + "\n")
         let noSuchProperty = try harness.ctl(["get", "Colour"])
         #expect(noSuchProperty.status == 2)
         #expect(noSuchProperty.standardError.contains("no property 'Colour'; gaend has Status, "))
@@ -76,12 +81,14 @@ struct ManagerDaemonTests {
         #expect(try harness.ctl(["enable"]).standardOutput == "Exposure Notification enabled\n")
         watch.waitUntilExit()
         let watched = try String(contentsOfFile: watchOutput, encoding: .utf8)
+        for line in watched.split(separator: "\n") { try SchemaCheck.expect(String(line), matches: "watch") }
         #expect(watched.contains(#""signal":"PropertiesChanged""#))
-        #expect(watched.contains(#""Enabled":true"#))
-        #expect(try harness.status()["AuthorizationStatus"] as? String == "authorized")
+        #expect(watched.contains(#""changed":{"#))
+        #expect(watched.contains(#""enabled":true"#))
+        #expect(try harness.status()["authorization_status"] as? String == "authorized")
         #expect(try harness.ctl(["disable", "--json"]).standardOutput == #"{"enabled":false}"# + "\n")
-        #expect(try harness.status()["Enabled"] as? Bool == false)
-        #expect(try harness.status()["AuthorizationStatus"] as? String == "authorized")
+        #expect(try harness.status()["enabled"] as? Bool == false)
+        #expect(try harness.status()["authorization_status"] as? String == "authorized")
         _ = try harness.ctl(["enable"])
 
         // Keys: the test keys include the current key whole; the release cuts it.
@@ -121,6 +128,7 @@ struct ManagerDaemonTests {
         let detectWatch = try Self.startWatch(harness, output: "\(files.path)/detect-watch.out", count: nil)
         let detected = try harness.ctl(["detect", "--json"])
         #expect(detected.status == 0, "\(detected.standardOutput)\(detected.standardError)\ngaend said:\n\(harness.stderr.suffix(3000))")
+        try SchemaCheck.expect(detected.standardOutput, matches: "detection")
         let result = try JSONSerialization.jsonObject(with: Data(detected.standardOutput.utf8)) as? [String: Any]
         let resultFiles = result?["files"] as? [[String: Any]]
         #expect(resultFiles?.first?["verdict"] as? String == "verified")
@@ -131,9 +139,10 @@ struct ManagerDaemonTests {
         kill(detectWatch.processIdentifier, SIGTERM)
         detectWatch.waitUntilExit()
         let detectWatched = try String(contentsOfFile: "\(files.path)/detect-watch.out", encoding: .utf8)
+        for line in detectWatched.split(separator: "\n") { try SchemaCheck.expect(String(line), matches: "watch") }
         #expect(detectWatched.contains(#""signal":"DetectionProgress""#))
         #expect(detectWatched.contains(#""arguments":[true,""]"#))
-        #expect(try harness.status()["LastDetectionTime"] as? Int ?? 0 > 0)
+        #expect(try harness.status()["last_detection_time"] as? Int ?? 0 > 0)
         #expect(try harness.ctl(["detect"]).standardOutput.contains("files: 0, keys: 0, matched keys: 0"))  // already processed
         #expect(try harness.ctl(["exposures"]).standardOutput == "no exposure windows\n")
         #expect(try harness.ctl(["exposures", "--summaries", "--json"]).standardOutput == "[]\n")
@@ -144,7 +153,7 @@ struct ManagerDaemonTests {
         #expect(limited.status == 1)
         #expect(limited.standardError.contains("RateLimited:"))
         #expect(limited.standardError.contains("next="))
-        #expect(try harness.status()["DetectionsRemaining"] as? Int == 0)
+        #expect(try harness.status()["detections_remaining"] as? Int == 0)
         let badConfig = "\(files.path)/bad.json"
         try #"{"attenuationDurationThresholds": [50, 70, 90], "bogusKey": 1}"#.write(toFile: badConfig, atomically: true, encoding: .utf8)
         let refused = try harness.ctl(["exposures", "--summaries", "--config", badConfig])
@@ -167,6 +176,8 @@ struct ManagerDaemonTests {
         let shared = try harness.ctl(["share", "--test-result", id, "--code", "12345678"])
         #expect(shared.status == 0, "\(shared.standardError)")
         #expect(try harness.ctl(["test-result", "list"]).standardOutput.contains("shared"))
+        try SchemaCheck.expect(try harness.ctl(["test-result", "list", "--json"]).standardOutput, matches: "test-results")
+        try SchemaCheck.expect(try harness.ctl(["keys", "--test", "--json"]).standardOutput, matches: "keys")
         let publish = try await server.requests().last { $0.path == "/v1/publish" }
         let body = try JSONSerialization.jsonObject(with: publish?.body ?? Data()) as? [String: Any]
         #expect(body?["healthAuthorityID"] as? String == "ch.example")
@@ -176,25 +187,27 @@ struct ManagerDaemonTests {
         #expect(unknown.status == 1)
         #expect(unknown.standardError.contains("BadParameter: testResultId"))
 
-        // config show and log stats read files, not the bus.
+        // config show --config and log stats read files, not the bus.
         let shown = try ToolRunner.run("gaenctl", ["config", "show", "--config", config])
         #expect(shown.standardOutput.contains("region = CH\n"))
         #expect(shown.standardOutput.contains("test-mode = true\n"))
         // In JSON with JSON's types: booleans, numbers, null for what is not set, arrays for repeatable keys.
         let shownJSON = try ToolRunner.run("gaenctl", ["config", "show", "--config", config, "--json"])
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(shownJSON.standardOutput.utf8)) as? [String: Any])
-        #expect(object["test-mode"] as? Bool == true)
-        #expect(object["detection-interval"] as? Int == 4)
-        #expect(object["tx-power"] is NSNull)
-        #expect(object["export-key"] as? [String] == [])
+        let shownObject = try #require(try JSONSerialization.jsonObject(with: Data(shownJSON.standardOutput.utf8)) as? [String: Any])
+        #expect(shownObject["file"] as? String == config)
+        let object = try #require(shownObject["values"] as? [String: Any])
+        #expect(object["test_mode"] as? Bool == true)
+        #expect(object["detection_interval"] as? Int == 4)
+        #expect(object["tx_power"] is NSNull)
+        #expect(object["export_key"] as? [String] == [])
         #expect(object["region"] as? String == "CH")
-        #expect(object["rotation-interval"] as? String == "600-1200")
+        #expect(object["rotation_interval"] as? String == "600-1200")
         #expect(try ToolRunner.run("gaenctl", ["log", "stats", "--data-dir", "\(harness.directory.path)/data"]).status == 0)
 
         // SIGHUP reads the configuration again.
         try "region = DE\ntest-mode = true\n".write(toFile: config, atomically: true, encoding: .utf8)
         kill(harness.daemon.processIdentifier, SIGHUP)
-        try await eventually("the new region") { try harness.status()["Region"] as? String == "DE" }
+        try await eventually("the new region") { try harness.status()["region"] as? String == "DE" }
 
         // A second daemon is refused: the name is taken.
         let second = try ToolRunner.run("gaend", ["--radio", "none", "--bus", harness.bus.address, "--data-dir", "\(files.path)/second"])
@@ -204,7 +217,7 @@ struct ManagerDaemonTests {
         // Reset: refused without --yes off a terminal; then everything is gone.
         #expect(try harness.ctl(["reset"]).status == 2)
         #expect(try harness.ctl(["reset", "--yes"]).status == 0)
-        #expect(try harness.status()["AuthorizationStatus"] as? String == "unknown")
+        #expect(try harness.status()["authorization_status"] as? String == "unknown")
         #expect(try harness.json(["test-result", "list"]) as? [Any] == nil || (try harness.json(["test-result", "list"]) as? [Any])?.isEmpty == true)
 
         // SIGTERM: exit 0 within the unit's 10 s; then gaenctl says the daemon is not there.
@@ -313,7 +326,7 @@ struct ManagerDaemonTests {
         let busy = await managerError("DetectExposures", [.string("")])
         #expect(busy?.name.rawValue == "org.gaend.Error.InProgress")
         try await server.release("/exports/index.txt")
-        try await eventually("the abandoned run to finish") { try harness.status()["LastDetectionTime"] as? Int ?? 0 > 0 }
+        try await eventually("the abandoned run to finish") { try harness.status()["last_detection_time"] as? Int ?? 0 > 0 }
         #expect(harness.daemon.isRunning)
         #expect(try harness.ctl(["status"]).status == 0)
         harness.stop()
@@ -321,11 +334,13 @@ struct ManagerDaemonTests {
     }
 }
 
-/// The property names `gaenctl status` prints (Manager1's, in order).
+/// The members `gaenctl status --json` writes (Manager1's properties, snake_case), written out
+/// here so that a property added or renamed shows up as a test change.
 enum StatusCommandOrder {
     static let names = [
-        "ExposureDays", "LastExposureTime", "Status", "StatusReason", "AuthorizationStatus", "Enabled", "RadioBackend", "Advertising", "LastScanTime",
-        "SightingsToday", "LastDetectionTime", "LastDetectionError", "DetectionsRemaining", "NextDetectionTime", "Region", "Version",
+        "exposure_days", "last_exposure_time", "status", "status_reason", "authorization_status", "enabled", "radio_backend", "advertising",
+        "advertising_since", "address", "rpi_interval", "next_rotation", "last_scan_time", "sightings_today", "key_server", "last_download_time",
+        "last_detection_time", "last_detection_error", "detections_remaining", "next_detection_time", "region", "version",
     ]
 }
 

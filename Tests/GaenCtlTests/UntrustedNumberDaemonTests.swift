@@ -56,8 +56,8 @@ struct UntrustedNumberDaemonTests {
         try owner.write(toFile: directory.path + "/data/owner.json", atomically: true, encoding: .utf8)
         let harness = try ManagerHarness(directory: directory, ["--radio", "none"])
         let results = try harness.json(["test-result", "list"]) as? [[String: Any]] ?? []
-        #expect(results.map { $0["Id"] as? String } == ["good", "no-onset"])
-        #expect(results.last?["SymptomOnset"] == nil)
+        #expect(results.map { $0["id"] as? String } == ["good", "no-onset"])
+        #expect(results.last?["symptom_onset"] == nil)
         // A pre-authorization whose time cannot be read is no pre-authorization.
         #expect(try harness.ctl(["preauthorize", "--request"]).status == 4)
     }
@@ -100,7 +100,7 @@ struct UntrustedNumberDaemonTests {
         try eventually("the reload's refusal in the log") { harness.stderr.contains("configuration not reloaded") || !harness.daemon.isRunning }
         #expect(harness.daemon.isRunning, "gaend died on SIGHUP:\n\(harness.stderr.suffix(2000))")
         #expect(harness.stderr.contains("scan-interval: '-'"))
-        #expect(try harness.status()["Region"] as? String == "CH")
+        #expect(try harness.status()["region"] as? String == "CH")
         harness.stop()
         #expect(harness.daemon.terminationStatus == 0)
     }

@@ -19,8 +19,25 @@ package actor Manager {
         package var region = ""
         package var testMode = false
         package var radio = "none"
+        /// The key server's index URL; empty when none is configured.
+        package var keyServer = ""
         package var sharing: SharingSettings?
+        /// The configuration as last read, for GetConfiguration.
+        package var running = RunningConfiguration()
         package init() {}
+    }
+
+    /// The configuration gaend runs with: the file it read (empty when none), every key's value
+    /// (the API key masked) and the keys a reload changed that wait for a restart.
+    package struct RunningConfiguration: Sendable {
+        package var file = ""
+        package var values: [(key: String, value: String)] = []
+        package var restartPending: [String] = []
+        package init(file: String = "", values: [(key: String, value: String)] = [], restartPending: [String] = []) {
+            self.file = file
+            self.values = values
+            self.restartPending = restartPending
+        }
     }
 
     /// Where test results are verified and keys published.
@@ -44,6 +61,7 @@ package actor Manager {
     let log: ContactLogWriter
     let worker: DetectionWorker?
     let radioStatus: RadioStatusBoard
+    let onAir: OnAirBoard
     let gate: EnablementGate
     let clock: any WallClock
     let transport: any HTTPTransport
@@ -54,8 +72,9 @@ package actor Manager {
     package init(
         dataDirectory: DataDirectory, keys: KeySchedule, log: ContactLogWriter, worker: DetectionWorker?, radioStatus: RadioStatusBoard,
         gate: EnablementGate, settings: Settings, clock: any WallClock, transport: any HTTPTransport = URLSessionTransport(),
-        logger: Logger = Logger(label: "gaend.manager")
+        onAir: OnAirBoard = OnAirBoard(), logger: Logger = Logger(label: "gaend.manager")
     ) throws(ManagerError) {
+        self.onAir = onAir
         self.dataDirectory = dataDirectory
         self.keys = keys
         self.log = log
@@ -189,6 +208,20 @@ package actor Manager {
         return await worker.rescore(configuration).json.member("daily_summaries")?.serialized() ?? "[]"
     }
 
+    /// What the beacon heard from `since` (unix seconds; at most 14 days back) to now, as JSON
+    /// (`HeardSummary`). Counts only. Read off the actor: a long log does not hold up other calls.
+    nonisolated package func heard(since: UInt64) async throws(ManagerError) -> String {
+        let now = clock.now()
+        let start = UnixTime(exactlySeconds: since).map { min($0, now) } ?? now
+        do {
+            return try HeardSummary(reader: ContactLogReader(dataDirectory: dataDirectory), since: start, until: now).json.serialized()
+        } catch {
+            throw .internal("the contact log could not be read: \(error)")
+        }
+    }
+
+    package func runningConfiguration() -> RunningConfiguration { settings.running }
+
     // MARK: Test results
 
     package func addTestResult(testDate: UnixTime, kind: TestResult.Kind, symptomOnset: UnixTime?) throws(ManagerError) -> String {
@@ -249,6 +282,8 @@ package actor Manager {
                 case .starting, .none: ("unknown", "the radio is starting")
                 }
             }
+        // What is on the air, only while it is: after a fault the advertiser is not asked to stop.
+        let beacon = status == "active" ? onAir.value : nil
         let state = await worker?.state
         let answer = await worker?.exposureAnswer() ?? ExposureAnswer()
         let logState = await log.activity()
@@ -256,9 +291,12 @@ package actor Manager {
             .status: .string(status), .statusReason: .string(reason), .authorizationStatus: .string(owner.authorization.rawValue),
             .enabled: .boolean(owner.enabled),
             .radioBackend: .string(settings.radio), .advertising: .boolean(owner.enabled && radio == .active),
+            .advertisingSince: .time(beacon?.since), .address: .string(beacon?.address?.description ?? ""),
+            .rpiInterval: .count(Int(beacon?.interval.rawValue ?? 0)), .nextRotation: .time(beacon?.nextRotation),
             .lastScanTime: .time(logState.lastWindowEnd), .sightingsToday: .count(logState.aggregatesToday),
             .lastDetectionTime: .time(state?.lastDetection), .lastDetectionError: .string(state?.lastError ?? ""),
             .detectionsRemaining: .count(await worker?.remainingRuns() ?? 0), .nextDetectionTime: .time(await worker?.nextDetection()),
+            .keyServer: .string(settings.keyServer), .lastDownloadTime: .time(state?.lastDownload),
             .exposureDays: .strings(answer.days.map(\.description)), .lastExposureTime: .time(answer.lastExposure),
             .region: .string(settings.region), .version: .string(GaendVersion.string),
         ]

@@ -121,6 +121,22 @@ package struct ManagerObject: Sendable {
                         [.string(try await manager.dailySummaries(configurationJSON: call.arguments[0].string ?? ""))]
                     }
                 },
+                DBusMethod(Manager1.Method.getHeard.rawValue, inputs: [.init("since", .uint64)], outputs: [.init("heard", .string)]) { call in
+                    try await perform(call) { () throws(ManagerError) in
+                        [.string(try await manager.heard(since: call.arguments[0].uint64 ?? 0))]
+                    }
+                },
+                DBusMethod(
+                    Manager1.Method.getConfiguration.rawValue,
+                    outputs: [.init("file", .string), .init("values", .array(.structure([.string, .string]))), .init("restartPending", .array(.string))]
+                ) { _ in
+                    let running = await manager.runningConfiguration()
+                    return [
+                        .string(running.file),
+                        .array(element: .structure([.string, .string]), running.values.map { .structure([.string($0.key), .string($0.value)]) }),
+                        .array(element: .string, running.restartPending.map { .string($0) }),
+                    ]
+                },
                 DBusMethod(
                     Manager1.Method.addTestResult.rawValue, inputs: [.init("result", .dictionary(key: .string, value: .variant))],
                     outputs: [.init("id", .string)]

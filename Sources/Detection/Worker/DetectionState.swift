@@ -5,8 +5,8 @@ package import ENCore
 package import Storage
 
 /// What the worker keeps about its runs, in `<data-dir>/detection-state.json` (atomic, 0600): when
-/// the last run finished, its error, and when the timer runs next. The results themselves are in
-/// `exposure-results.json` (`ExposureResults`).
+/// the last run finished, its error, when the timer runs next and when the key server last
+/// answered. The results themselves are in `exposure-results.json` (`ExposureResults`).
 ///
 /// Versions before per-key results also kept the last run's windows here (`windows`, a JSON array
 /// in a string, and `last_result`); `legacyWindows(in:)` reads them once, for the migration.
@@ -14,11 +14,14 @@ package struct DetectionState: Sendable {
     package var lastDetection: UnixTime?
     package var lastError: String?
     package var nextDetection: UnixTime?
+    /// When the key server last gave every file a run asked for (the run may still fail later).
+    package var lastDownload: UnixTime?
 
-    package init(lastDetection: UnixTime? = nil, lastError: String? = nil, nextDetection: UnixTime? = nil) {
+    package init(lastDetection: UnixTime? = nil, lastError: String? = nil, nextDetection: UnixTime? = nil, lastDownload: UnixTime? = nil) {
         self.lastDetection = lastDetection
         self.lastError = lastError
         self.nextDetection = nextDetection
+        self.lastDownload = lastDownload
     }
 
     static func path(in dataDirectory: DataDirectory) -> String { dataDirectory.path(of: "detection-state.json") }
@@ -35,7 +38,9 @@ package struct DetectionState: Sendable {
             // A damaged file may hold any integer: a time past UnixTime's range reads as absent.
             lastDetection: (object["last_detection"] as? Int64).flatMap { UnixTime(exactlySeconds: $0) },
             lastError: object["last_error"] as? String,
-            nextDetection: (object["next_detection"] as? Int64).flatMap { UnixTime(exactlySeconds: $0) })
+            nextDetection: (object["next_detection"] as? Int64).flatMap { UnixTime(exactlySeconds: $0) },
+            // Absent in files of versions before it was kept.
+            lastDownload: (object["last_download"] as? Int64).flatMap { UnixTime(exactlySeconds: $0) })
     }
 
     /// The windows the previous format kept (`windows`); empty when there are none or any of them
@@ -53,6 +58,7 @@ package struct DetectionState: Sendable {
             ("last_detection", lastDetection.map { .int($0.seconds) } ?? .null),
             ("last_error", lastError.map { .string($0) } ?? .null),
             ("next_detection", nextDetection.map { .int($0.seconds) } ?? .null),
+            ("last_download", lastDownload.map { .int($0.seconds) } ?? .null),
         ])
         do {
             try AtomicFile.write(Array(value.serialized().utf8), to: Self.path(in: dataDirectory))

@@ -261,6 +261,7 @@ package actor DetectionWorker {
                 try Task.checkCancellation()
                 files.append(try spool.keep(try await downloader.download(url), name: url))
             }
+            state.lastDownload = clock.now()
             let pipeline = DetectionPipeline(
                 reader: ContactLogReader(dataDirectory: dataDirectory), policy: policy, parallelism: settings.parallelism)
             let observer = self.observer

@@ -8,7 +8,9 @@ import GaendAPI
 
 /// Options of every command that talks to gaend.
 struct DaemonOptions: ParsableArguments {
-    @Option(help: "The bus gaend is on: system (default), session, or an address (unix:path=...).")
+    @Option(
+        help: "The bus gaend is on: system (default), session, or an address (unix:path=...).",
+        completion: .list(["system", "session", "unix:path="]))
     var bus = "system"
 
     @Flag(help: "Print JSON (stable; docs/gaenctl.md).")

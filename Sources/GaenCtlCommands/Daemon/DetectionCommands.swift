@@ -19,7 +19,7 @@ struct DetectCommand: AsyncParsableCommand {
 
     @OptionGroup var options: DaemonOptions
 
-    @Option(help: "An exposure configuration JSON file (default: gaend's).")
+    @Option(help: "An exposure configuration JSON file (default: gaend's).", completion: .file(extensions: ["json"]))
     var config: String?
 
     func run() async throws {
@@ -90,7 +90,7 @@ struct ExposuresCommand: AsyncParsableCommand {
     @Flag(help: "Daily summaries, scored with --config (or gaend's configuration) without matching again.")
     var summaries = false
 
-    @Option(help: "An exposure configuration JSON file for --summaries.")
+    @Option(help: "An exposure configuration JSON file for --summaries.", completion: .file(extensions: ["json"]))
     var config: String?
 
     func validate() throws {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 import ArgumentParser
+import DBus
 import Foundation
 import GaendAPI
 
@@ -10,21 +11,28 @@ struct LogCommand: AsyncParsableCommand {
         commandName: "log", abstract: "The contact log of the daemon's data directory.", subcommands: [LogStatsTool.self])
 }
 
-/// `gaenctl config show`: the configuration gaend reads, with every default filled in.
+/// `gaenctl config show`: the configuration gaend runs with, asked over D-Bus; or, with
+/// `--config FILE`, what gaend would run with from that file, every error as FILE:LINE.
 struct ConfigCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "config", abstract: "gaend's configuration.", subcommands: [ConfigShow.self])
 }
 
-struct ConfigShow: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "show", abstract: "Print the effective configuration (defaults filled in).")
+struct ConfigShow: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show", abstract: "Print the configuration gaend runs with (defaults filled in).",
+        discussion: """
+            Without --config, asks the running gaend (GetConfiguration): the file it read, every key's \
+            value, and the keys a reload changed that wait for a restart. With --config FILE, reads \
+            FILE as gaend would and prints the result, or the first error as FILE:LINE: key: problem.
+            """)
 
-    @Option(help: "The configuration file (default /etc/gaend/gaend.conf).")
-    var config = "/etc/gaend/gaend.conf"
+    @Option(help: ArgumentHelp("Read this configuration file instead of asking gaend.", valueName: "file"), completion: .file())
+    var config: String?
 
-    @Flag(help: "Print one JSON object.")
-    var json = false
+    @OptionGroup var options: DaemonOptions
 
-    func run() throws {
+    func run() async throws {
+        guard let config else { return try await showRunning() }
         var configuration = DaemonConfiguration()
         if let data = FileManager.default.contents(atPath: config) {
             do {
@@ -36,11 +44,34 @@ struct ConfigShow: ParsableCommand {
             throw OperationError("\(config) cannot be read (run as root)", exitCode: .notAuthorized)
         }
         let values = configuration.describedValues()
-        if json {
-            print(Output.json(Self.jsonObject(values)))
+        if options.json {
+            print(Output.json(["file": FileManager.default.fileExists(atPath: config) ? config as Any : NSNull(), "values": Self.jsonObject(values)]))
             return
         }
         print("# \(FileManager.default.fileExists(atPath: config) ? config : "\(config) (absent: defaults)")")
+        for (key, value) in values { print("\(key) = \(value)") }
+    }
+
+    func showRunning() async throws {
+        let client = try await options.connect()
+        let answer = try await client.call(.getConfiguration)
+        guard answer.count == 3, let file = answer[0].string else { throw OperationError("gaend answered GetConfiguration with an unexpected shape") }
+        let values: [(key: String, value: String)] = (answer[1].arrayElements ?? []).compactMap { row in
+            guard let fields = row.structureFields, fields.count == 2, let key = fields[0].string, let value = fields[1].string else { return nil }
+            return (key, value)
+        }
+        let pending = (answer[2].arrayElements ?? []).compactMap(\.string)
+        if options.json {
+            print(
+                Output.json([
+                    "file": file.isEmpty ? NSNull() : file as Any, "values": Self.jsonObject(values), "restart_pending": pending.map(JSONShape.name),
+                ]))
+            return
+        }
+        print("# gaend on \(client.busName), read from \(file.isEmpty ? "no file (defaults and its command line)" : file)")
+        if !pending.isEmpty {
+            print("# changed in the file, in effect after a restart: \(pending.joined(separator: ", "))")
+        }
         for (key, value) in values { print("\(key) = \(value)") }
     }
 
@@ -53,10 +84,10 @@ struct ConfigShow: ParsableCommand {
         for key in ConfigurationKey.all {
             let given = values.filter { $0.key == key.name }.map(\.value)
             if key.repeatable {
-                object[key.name] = given
+                object[JSONShape.name(key.name)] = given
                 continue
             }
-            if let text = given.last { object[key.name] = jsonValue(text) }
+            if let text = given.last { object[JSONShape.name(key.name)] = jsonValue(text) }
         }
         return object
     }

@@ -13,33 +13,49 @@ struct StatusCommand: AsyncParsableCommand {
 
     @OptionGroup var options: DaemonOptions
 
-    /// The answer to "was I exposed?" first, then the rest as bluetoothctl orders it.
+    /// The answer to "was I exposed?" first, then the beacon (what it is doing, why not, what is on
+    /// the air and until when), then detection and the key server, as bluetoothctl orders it.
     static let order: [Manager1.Property] = [
-        .exposureDays, .lastExposureTime, .status, .statusReason, .authorizationStatus, .enabled, .radioBackend, .advertising, .lastScanTime, .sightingsToday,
-        .lastDetectionTime, .lastDetectionError, .detectionsRemaining, .nextDetectionTime, .region, .version,
+        .exposureDays, .lastExposureTime, .status, .statusReason, .authorizationStatus, .enabled, .radioBackend, .advertising, .advertisingSince,
+        .address, .rpiInterval, .nextRotation, .lastScanTime, .sightingsToday, .keyServer, .lastDownloadTime, .lastDetectionTime, .lastDetectionError,
+        .detectionsRemaining, .nextDetectionTime, .region, .version,
     ]
 
     func run() async throws {
         let client = try await options.connect()
         let properties = try await client.properties()
         if options.json {
-            print(Output.json(properties.mapValues(Output.plain)))
+            print(Output.json(JSONShape.properties(properties)))
             return
         }
         print("gaend on \(client.busName) (\(Manager1.busName) \(Manager1.objectPath))")
         for property in Self.order {
             guard let value = properties[property.rawValue] else { continue }
-            print("\t\(property.rawValue): \(Self.text(value, of: property))")
+            // Advertising details mean nothing while it is off: one line says so.
+            if Self.advertisingDetails.contains(property), properties[Manager1.Property.advertising.rawValue] != .boolean(true) { continue }
+            print("\t\(property.rawValue): \(Self.text(value, of: property, in: properties))")
         }
     }
 
-    /// A property's value as a person reads it.
-    static func text(_ value: DBusValue, of property: Manager1.Property) -> String {
+    static let advertisingDetails: Set<Manager1.Property> = [.advertisingSince, .address, .rpiInterval, .nextRotation]
+
+    /// A property's value as a person reads it; `others` are the rest of the properties, for the
+    /// values that depend on them.
+    static func text(_ value: DBusValue, of property: Manager1.Property, in others: [String: DBusValue] = [:]) -> String {
         switch value {
         case .boolean(let flag): flag ? "yes" : "no"
         case .array(_, let days) where property == .exposureDays:
             days.isEmpty ? "none in the last 14 days" : days.map { "\(Output.plain($0))" }.joined(separator: ", ")
         case .uint64(let seconds) where property.signature == "t": Output.time(seconds)
+        case .uint32(let interval) where property == .rpiInterval:
+            // The interval number and the 10 minutes it names; the RPI itself is never shown.
+            interval == 0 ? "(none)" : "\(interval) (\(Output.time(UInt64(interval) * 600)) to \(Output.time(UInt64(interval + 1) * 600)))"
+        case .string(let string) where string.isEmpty && property == .address:
+            if case .string(let radio) = others[Manager1.Property.radioBackend.rawValue], radio.hasPrefix("bluez") {
+                "(chosen by bluetoothd)"
+            } else {
+                "(none)"
+            }
         case .string(let string) where string.isEmpty: "(none)"
         default: "\(Output.plain(value))"
         }
@@ -52,7 +68,7 @@ struct GetCommand: AsyncParsableCommand {
         commandName: "get", abstract: "Print one of gaend's properties, the value alone.",
         discussion: "Properties: \(Manager1.Property.allCases.map(\.rawValue).joined(separator: ", ")). Names are case-insensitive.")
 
-    @Argument(help: "The property, e.g. Status or ExposureDays.")
+    @Argument(help: "The property, e.g. Status or ExposureDays.", completion: .list(Manager1.Property.allCases.map(\.rawValue)))
     var property: String
 
     @OptionGroup var options: DaemonOptions
@@ -73,7 +89,7 @@ struct GetCommand: AsyncParsableCommand {
         guard let value = try await client.properties()[property.rawValue] else {
             throw OperationError("gaend did not report \(property.rawValue)")
         }
-        print(options.json ? Output.json([property.rawValue: Output.plain(value)]) : StatusCommand.text(value, of: property))
+        print(options.json ? Output.json(JSONShape.properties([property.rawValue: value])) : StatusCommand.text(value, of: property))
     }
 }
 
@@ -141,7 +157,8 @@ struct WatchCommand: AsyncParsableCommand {
         var seen = 0
         var present: Bool?
         for await event in events {
-            let now = ISO8601.format(SystemWallClock().now())
+            let time = SystemWallClock().now()
+            let now = ISO8601.format(time)
             switch event {
             case .owner(let owner):
                 let here = owner != nil
@@ -149,12 +166,12 @@ struct WatchCommand: AsyncParsableCommand {
                 // The first answer is the state when watching began, said only if gaend is absent.
                 guard present != nil || !here, present != here else { continue }
                 if options.json {
-                    GaenCtl.writeLineNow(Output.json(["time": now, "bus": here ? "returned" : "left"]))
+                    GaenCtl.writeLineNow(Output.json(["time": time.seconds, "bus": here ? "returned" : "left"]))
                 } else {
                     GaenCtl.writeLineNow("\(now) [BUS] gaend \(here ? "is back on" : present == nil ? "is not on" : "left") \(client.busName)")
                 }
             case .signal(let signal):
-                print(signal, at: now)
+                print(signal, at: time)
                 seen += 1
                 if let count, seen >= count { return }
             case .ended:
@@ -163,13 +180,21 @@ struct WatchCommand: AsyncParsableCommand {
         }
     }
 
-    private func print(_ signal: DBusMessage, at now: String) {
+    private func print(_ signal: DBusMessage, at time: UnixTime) {
         let member = signal.member ?? ""
+        let now = ISO8601.format(time)
+        let changed = member == "PropertiesChanged" && signal.body.count >= 2 ? signal.body[1].stringKeyed?.mapValues { $0.variant ?? $0 } : nil
         if options.json {
-            GaenCtl.writeLineNow(Output.json(["time": now, "signal": member, "arguments": signal.body.map(Output.plain)]))
-        } else if member == "PropertiesChanged", signal.body.count >= 2, let changed = signal.body[1].stringKeyed {
+            // A property change has the properties' own shape (`status --json`); other signals
+            // their arguments in order.
+            if let changed {
+                GaenCtl.writeLineNow(Output.json(["time": time.seconds, "signal": member, "changed": JSONShape.properties(changed)]))
+            } else {
+                GaenCtl.writeLineNow(Output.json(["time": time.seconds, "signal": member, "arguments": signal.body.map(Output.plain)]))
+            }
+        } else if let changed {
             for (name, value) in changed.sorted(by: { $0.key < $1.key }) {
-                let text = Manager1.Property(rawValue: name).map { StatusCommand.text(value.variant ?? value, of: $0) } ?? "\(Output.plain(value))"
+                let text = Manager1.Property(rawValue: name).map { StatusCommand.text(value, of: $0) } ?? "\(Output.plain(value))"
                 GaenCtl.writeLineNow("\(now) [CHG] \(name): \(text)")
             }
         } else {

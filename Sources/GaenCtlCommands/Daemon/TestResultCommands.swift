@@ -34,7 +34,7 @@ struct TestResultAdd: AsyncParsableCommand {
     @Option(help: "The test date, YYYY-MM-DD (UTC).")
     var date: String
 
-    @Option(help: "confirmed, likely, negative or self-reported.")
+    @Option(help: "confirmed, likely, negative or self-reported.", completion: .list(["confirmed", "likely", "negative", "self-reported"]))
     var type: String
 
     @Option(help: "The day symptoms began, YYYY-MM-DD (UTC), if known.")
@@ -61,7 +61,7 @@ struct TestResultList: AsyncParsableCommand {
         let client = try await options.connect()
         let results = (try await client.call(.getTestResults).first?.arrayElements ?? []).compactMap { $0.stringKeyed?.mapValues { $0.variant ?? $0 } }
         if options.json {
-            print(Output.json(results.map { $0.mapValues(Output.plain) }))
+            print(Output.json(results.map { JSONShape.renamed($0.mapValues(Output.plain)) }))
             return
         }
         if results.isEmpty { print("no test results") }
