@@ -40,6 +40,8 @@ package actor Advertiser {
     /// Starts advertising, with the radio's TX power unless one is configured.
     package func start() async throws {
         txPower = if let configured = settings.txPower { configured } else { await radio.advertisingTxPower }
+        // A new session: advertising starts now, whatever a session cut short by a fault left.
+        onAir.update { $0 = nil }
         try await rotate()
     }
 

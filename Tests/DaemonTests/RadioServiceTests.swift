@@ -218,13 +218,18 @@ import Testing
         defer { running.cancel() }
         await until { rig.controllers.scanning == [true] && rig.monotonic.waiting == 1 }
         #expect(rig.monotonic.deadlines == [.seconds(4)])
+        let firstStart = rig.wall.now()
+        #expect(rig.onAir.value?.since == firstStart)
         rig.controllers.last?.hangUp()
         // The scan window's sleep ends with the connection; the one sleep now is the backoff.
         await until { rig.monotonic.deadlines == [.seconds(1)] }
+        rig.wall.advance(seconds: 60)
         rig.monotonic.advance(by: .milliseconds(999))
         #expect(rig.controllers.count == 1)
         rig.monotonic.advance(by: .milliseconds(1))
         await until { rig.controllers.count == 2 && rig.controllers.advertising.last == true }
+        // Advertising began again: status says since the reconnection, not since the first start.
+        await until { rig.onAir.value?.since == firstStart.adding(seconds: 60) }
     }
 
     /// Graceful shutdown in the middle of a scan window: the window is appended up to that moment,

@@ -72,6 +72,11 @@ struct AuthorizationTests {
         #expect(refused.status == 4)
         #expect(refused.standardError.contains("not authorized: run as root or join the gaend group"))
         #expect(try Self.asNobody(harness, ["test-result", "list"]).status == 4)
+        // What the beacon heard and the configuration are the group's, not everyone's.
+        #expect(try Self.asNobody(harness, ["heard"]).status == 4)
+        #expect(try Self.asNobody(harness, ["config", "show"]).status == 4)
+        #expect(try Self.asNobody(harness, group: usersGroup, ["heard"]).status == 0)
+        #expect(try Self.asNobody(harness, group: usersGroup, ["config", "show"]).status == 0)
         #expect(try harness.status()["enabled"] as? Bool == false)
         // A member of the group may.
         let member = try Self.asNobody(harness, group: usersGroup, ["enable"])
