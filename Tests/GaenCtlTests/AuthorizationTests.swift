@@ -126,8 +126,11 @@ struct AuthorizationTests {
 /// A python-dbusmock stock template on a private bus, ended by its PID.
 final class DBusMockProcess: @unchecked Sendable {
     let process = Process()
+    /// Where its standard error goes.
+    let errors: TemporaryDirectory
 
     init(template: String, bus: String, name: String) throws {
+        errors = try TemporaryDirectory()
         guard let python = BlueZMockFixture.python else { throw ToolRunnerError(message: "no dbusmock venv: run make test-peers") }
         process.executableURL = URL(fileURLWithPath: python)
         process.arguments = ["-m", "dbusmock", "--system", "-t", template]
@@ -135,10 +138,19 @@ final class DBusMockProcess: @unchecked Sendable {
         environment["DBUS_SYSTEM_BUS_ADDRESS"] = bus
         process.environment = environment
         process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+        // Its errors are kept, so that a mock that never takes its name says why.
+        let errorPath = errors.path + "/dbusmock.stderr"
+        FileManager.default.createFile(atPath: errorPath, contents: nil)
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
         try process.run()
-        try eventually("\(name) on the bus") {
-            try ToolRunner.runProgram(
+        let process = process
+        // A python start on a machine busy with the sanitized suites once took over 30 s: the bound
+        // is for a mock that never comes, not for how fast this one does.
+        try eventually("\(name) on the bus", within: .seconds(120), explain: { (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "" }) {
+            guard process.isRunning else {
+                throw ToolRunnerError(message: "dbusmock exited: \((try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "")")
+            }
+            return try ToolRunner.runProgram(
                 "/usr/bin/busctl",
                 ["--address=\(bus)", "call", "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner", "s", name]
             ).standardOutput.hasPrefix("b true")
