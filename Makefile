@@ -26,10 +26,9 @@ UNIT_BINDIR ?= $(PREFIX)/bin
 # and busctl (only in systemd on Debian 12). The key server's PostgreSQL tests run a private server
 # from postgresql-15: the versioned package, not the `postgresql` metapackage, because its binaries'
 # directory (POSTGRES_BIN) names the version, and the metapackage adds nothing but that dependency.
-# The Debian package (scripts/make-deb, scripts/deb-test) needs chrpath (the programs' RUNPATH
-# removed) and lintian.
+# The Debian package's test (scripts/deb-test) needs lintian.
 APT_PACKAGES = pkg-config libssl-dev libdbus-1-dev libbluetooth-dev libsqlite3-dev libpq-dev zlib1g-dev openssl libcurl4 libcurl4-openssl-dev python3 python3-venv python3-jsonschema tmux \
-	python3-dbus python3-gi dbus-daemon libglib2.0-bin systemd postgresql-15 chrpath lintian
+	python3-dbus python3-gi dbus-daemon libglib2.0-bin systemd postgresql-15 lintian
 POSTGRES_BIN = /usr/lib/postgresql/15/bin
 
 # The test peers: Bumble's virtual controllers and host, pinned, in a venv of the project's own.
@@ -46,9 +45,11 @@ PRODUCTS = gaend gaenctl gaen-keyserver
 RELEASE_BIN = $(CURDIR)/.build/release
 # The release flags, the same for every release build (another set would rebuild the whole tree):
 # Swift's standard library and Foundation linked into each program, so the target needs no Swift
-# toolchain, only Debian's libraries (the package's Depends); and bound at load time (-z now: full
-# RELRO, the GOT read-only before main, as Debian's hardening flags ask).
-RELEASE = -c release --static-swift-stdlib -Xlinker -z -Xlinker now
+# toolchain, only Debian's libraries (the package's Depends); without SwiftPM's RUNPATH $ORIGIN
+# (it is for Swift's shared libraries, which are linked in: left, it sends the loader to look
+# beside the program first); and bound at load time (-z now: full RELRO, as Debian's hardening
+# flags ask). scripts/vm-test and scripts/bench-reports read them with `make -s release-flags`.
+RELEASE = -c release --static-swift-stdlib --disable-local-rpath -Xlinker -z -Xlinker now
 
 # Prints how long a stage of `make check` took: $(call timed,NAME,COMMAND).
 timed = @start=$$(date +%s); $(2) || exit 1; echo "check: $(1) took $$(( $$(date +%s) - start )) s"
@@ -204,6 +205,11 @@ install: build install-data
 		.build/release/$$program --generate-completion-script zsh >$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_$$program && \
 		.build/release/$$program --generate-completion-script fish >$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/$$program.fish || exit 1; \
 	done
+
+# The release flags, for the scripts that build on their own (one set, or the tree is rebuilt).
+.PHONY: release-flags
+release-flags:
+	@echo $(RELEASE)
 
 # The Debian package (scripts/make-deb): the release build with Swift's runtime linked in, so a Pi
 # needs no toolchain. deb-test runs lintian on it (errors and warnings not overridden in

@@ -69,9 +69,10 @@ package struct ConfigurationKey: Sendable {
         "region", "log-level", "test-mode", "verification-url", "verification-api-key", "publish-url", "health-authority-id",
     ]
 
-    /// The keys whose values differ between two configurations, in `all` order.
-    package static func changed(from old: DaemonConfiguration, to new: DaemonConfiguration) -> [String] {
-        all.filter { $0.describe(old) != $0.describe(new) }.map(\.name)
+    /// The keys `reloaded` changed that a reload does not apply, in `all` order. Against what
+    /// runs: a key changed back by a second reload no longer waits.
+    package static func waitingForRestart(started: DaemonConfiguration, reloaded: DaemonConfiguration) -> [String] {
+        all.filter { !appliedOnReload.contains($0.name) && $0.describe(started) != $0.describe(reloaded) }.map(\.name)
     }
 
     /// The values gaend runs with after reloading `reloaded`: the reloadable keys' new values, the

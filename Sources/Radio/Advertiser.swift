@@ -73,7 +73,8 @@ package actor Advertiser {
     }
 
     /// Seconds until the next rotation: a random draw from the rotation interval, cut short at the
-    /// next UTC midnight so that a new TEK goes on the air at once.
+    /// next UTC midnight so that a new TEK goes on the air at once. The timeline asks once per
+    /// rotation, so the time it falls due is recorded here for status (`OnAir.nextRotation`).
     package func nextRotationDelay() -> Int64 {
         var generator = RandomSourceGenerator(random)
         let now = clock.now()

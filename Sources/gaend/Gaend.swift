@@ -124,7 +124,8 @@ struct Gaend: AsyncParsableCommand {
         do {
             manager = try Manager(
                 dataDirectory: data, keys: keys, log: log, worker: worker, radioStatus: status, gate: gate,
-                settings: Self.managerSettings(configuration, file: configurationFile), clock: clock, onAir: onAir)
+                settings: Self.managerSettings(started: configuration, reloaded: configuration, file: configurationFile), clock: clock,
+                onAir: onAir)
             if configuration.enable { try await manager.enableFromConfiguration() }
         } catch {
             logger.critical("cannot read the owner's settings", metadata: ["error": "\(error)"])
@@ -154,14 +155,8 @@ struct Gaend: AsyncParsableCommand {
                 notifier.notify("RELOADING=1")
                 do {
                     let next = try reloader.loadConfiguration()
-                    // Against what runs: keys changed back by a second reload are no longer pending.
-                    let pending = ConfigurationKey.changed(from: configuration, to: next).filter { !ConfigurationKey.appliedOnReload.contains($0) }
-                    var settings = Self.managerSettings(next, file: reloader.configurationFile)
-                    settings.running.values = ConfigurationKey.runningValues(started: configuration, reloaded: next)
-                    settings.running.restartPending = pending
-                    // The radio and the key server in use stay those of the start until a restart.
-                    settings.radio = "\(configuration.radio)"
-                    settings.keyServer = configuration.servers.indexURL ?? ""
+                    let settings = Self.managerSettings(started: configuration, reloaded: next, file: reloader.configurationFile)
+                    let pending = settings.running.restartPending
                     await manager.reload(settings)
                     threshold.level = Logger.Level(next.logLevel)
                     if pending.isEmpty {
@@ -196,14 +191,19 @@ struct Gaend: AsyncParsableCommand {
         return FileManager.default.fileExists(atPath: path) ? path : ""
     }
 
-    static func managerSettings(_ configuration: DaemonConfiguration, file: String) -> Manager.Settings {
+    /// The manager's settings: what a reload applies (`ConfigurationKey.appliedOnReload`) from the
+    /// configuration last read, the rest (the radio, the key server) as gaend started with it, and
+    /// the keys that wait for a restart. At start both are the same.
+    static func managerSettings(started: DaemonConfiguration, reloaded: DaemonConfiguration, file: String) -> Manager.Settings {
         var settings = Manager.Settings()
-        settings.running = Manager.RunningConfiguration(file: file, values: configuration.describedValues())
-        settings.region = configuration.region
-        settings.testMode = configuration.testMode
-        settings.radio = "\(configuration.radio)"
-        settings.keyServer = configuration.servers.indexURL ?? ""
-        let servers = configuration.servers
+        settings.running = Manager.RunningConfiguration(
+            file: file, values: ConfigurationKey.runningValues(started: started, reloaded: reloaded),
+            restartPending: ConfigurationKey.waitingForRestart(started: started, reloaded: reloaded))
+        settings.region = reloaded.region
+        settings.testMode = reloaded.testMode
+        settings.radio = "\(started.radio)"
+        settings.keyServer = started.servers.indexURL ?? ""
+        let servers = reloaded.servers
         if let verification = servers.verificationURL, let publish = servers.publishURL {
             settings.sharing = Manager.SharingSettings(
                 verificationURL: verification, apiKey: servers.verificationAPIKey, publishURL: publish, healthAuthorityID: servers.healthAuthorityID)

@@ -33,12 +33,12 @@ import Testing
 
         let summary = try HeardSummary(reader: fixture.reader, since: noon.adding(seconds: -3 * 3600), until: noon)
         #expect(summary.hours.map(\.start) == [9, 10, 11, 12].map { LogFixture.noon.adding(seconds: Int64($0 - 12) * 3600) })
-        #expect(summary.hours.map(\.counts.sightings) == [0, 3, 1, 0])
+        #expect(summary.hours.map(\.counts.aggregates) == [0, 3, 1, 0])
         #expect(summary.hours.map(\.counts.distinctRPIs) == [0, 2, 1, 0])
         #expect(summary.hours.map(\.counts.scanWindows) == [0, 2, 1, 0])
-        #expect(summary.total.sightings == 4)
+        #expect(summary.total.aggregates == 4)
         #expect(summary.total.distinctRPIs == 3)
-        #expect(summary.total.listeningSeconds == 12)
+        #expect(summary.total.listeningMilliseconds == 12_000)
         // Each sighting counts once, at its strongest valid reading: -95, -45, -25; one had none.
         #expect(summary.rssi.count == 9)
         #expect(summary.rssi.first == HeardSummary.RSSIBucket(lowest: nil, highest: -101, sightings: 0))
@@ -49,7 +49,7 @@ import Testing
 
         // A span that starts at 11:00 leaves the 10:xx sightings out.
         let later = try HeardSummary(reader: fixture.reader, since: noon.adding(seconds: -3600), until: noon)
-        #expect(later.total.sightings == 1)
+        #expect(later.total.aggregates == 1)
         #expect(later.hours.count == 2)
 
         // The JSON has counts and bounds, nothing that identifies anyone.

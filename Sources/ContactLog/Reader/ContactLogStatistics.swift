@@ -20,6 +20,11 @@ package struct ContactLogStatistics: Sendable {
 
         package init() {}
 
+        mutating func add(_ aggregate: ContactAggregate) {
+            aggregates += 1
+            reports += Int(aggregate.reports)
+        }
+
         mutating func add(_ window: ScanWindowRecord) {
             scanWindows += 1
             scanReports += Int(window.reports)
@@ -42,10 +47,8 @@ package struct ContactLogStatistics: Sendable {
             case .aggregate(let aggregate):
                 let day = aggregate.day
                 let hour = Self.hour(of: aggregate.firstSeen)
-                days[day, default: Counts()].aggregates += 1
-                days[day, default: Counts()].reports += Int(aggregate.reports)
-                hours[hour, default: Counts()].aggregates += 1
-                hours[hour, default: Counts()].reports += Int(aggregate.reports)
+                days[day, default: Counts()].add(aggregate)
+                hours[hour, default: Counts()].add(aggregate)
                 dayRPIs[day, default: []].insert(aggregate.rpi.bytes)
                 hourRPIs[hour, default: []].insert(aggregate.rpi.bytes)
             case .scanWindow(let window):

@@ -16,14 +16,9 @@ package struct HeardSummary: Sendable, Equatable {
     package static let rssiBottom = -100
     package static let rssiTop = -30
 
-    package struct Counts: Sendable, Equatable {
-        /// (scan window, RPI) aggregates: one RPI heard in one scan window.
-        package var sightings = 0
-        package var distinctRPIs = 0
-        package var scanWindows = 0
-        package var listeningSeconds: Int64 = 0
-        package init() {}
-    }
+    /// The log's own counts (`ContactLogStatistics`): a sighting is an aggregate, one RPI heard
+    /// in one scan window.
+    package typealias Counts = ContactLogStatistics.Counts
 
     package struct Hour: Sendable, Equatable {
         package var start: UnixTime
@@ -59,8 +54,8 @@ package struct HeardSummary: Sendable, Equatable {
         let since = max(requested, until.adding(seconds: -Self.longestSpan))
         self.since = min(since, until)
         self.until = until
-        let firstHour = Self.hour(of: self.since)
-        let hourCount = Int((Self.hour(of: until).seconds - firstHour.seconds) / 3600) + 1
+        let firstHour = ContactLogStatistics.hour(of: self.since)
+        let hourCount = Int((ContactLogStatistics.hour(of: until).seconds - firstHour.seconds) / 3600) + 1
         hours = (0..<hourCount).map { Hour(start: firstHour.adding(seconds: Int64($0) * 3600), counts: Counts()) }
         let bucketCount = (Self.rssiTop - Self.rssiBottom) / Self.rssiBucketWidth + 2
         var buckets = [Int](repeating: 0, count: bucketCount)
@@ -79,8 +74,8 @@ package struct HeardSummary: Sendable, Equatable {
             switch record {
             case .aggregate(let aggregate):
                 guard let index = slot(aggregate.firstSeen) else { return }
-                hours[index].counts.sightings += 1
-                total.sightings += 1
+                hours[index].counts.add(aggregate)
+                total.add(aggregate)
                 hourRPIs[index].insert(aggregate.rpi.bytes)
                 allRPIs.insert(aggregate.rpi.bytes)
                 if let strongest = aggregate.rssi.maximum {
@@ -90,10 +85,8 @@ package struct HeardSummary: Sendable, Equatable {
                 }
             case .scanWindow(let window):
                 guard let index = slot(window.start) else { return }
-                hours[index].counts.scanWindows += 1
-                hours[index].counts.listeningSeconds += Int64(window.monotonicMilliseconds) / 1000
-                total.scanWindows += 1
-                total.listeningSeconds += Int64(window.monotonicMilliseconds) / 1000
+                hours[index].counts.add(window)
+                total.add(window)
             }
         }
         for index in hours.indices { hours[index].counts.distinctRPIs = hourRPIs[index].count }
@@ -115,14 +108,12 @@ package struct HeardSummary: Sendable, Equatable {
         return (rssi - rssiBottom) / rssiBucketWidth + 1
     }
 
-    static func hour(of time: UnixTime) -> UnixTime { ContactLogStatistics.hour(of: time) }
-
     /// The shape `GetHeard` returns and `gaenctl heard --json` prints (docs/schemas/heard.schema.json).
     package var json: JSONValue {
         func counts(_ counts: Counts) -> [(String, JSONValue)] {
             [
-                ("sightings", .int(Int64(counts.sightings))), ("distinct_rpis", .int(Int64(counts.distinctRPIs))),
-                ("scan_windows", .int(Int64(counts.scanWindows))), ("listening_seconds", .int(counts.listeningSeconds)),
+                ("sightings", .int(Int64(counts.aggregates))), ("distinct_rpis", .int(Int64(counts.distinctRPIs))),
+                ("scan_windows", .int(Int64(counts.scanWindows))), ("listening_seconds", .int(counts.listeningMilliseconds / 1000)),
             ]
         }
         return .object(
