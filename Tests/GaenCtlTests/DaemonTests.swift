@@ -116,16 +116,30 @@ struct DaemonTests {
         let fixture = try BumbleFixture(controllers: 2, arguments: ["--pair-rssi", "C0:C1=-70", "--pair-rssi", "C1:C0=-66"])
         let directory = try TemporaryDirectory()
         let data = DataDirectory(path: "\(directory.path)/d")
+        let bus = try DBusDaemonFixture()
         let daemon = Process()
         daemon.executableURL = try ToolRunner.productsDirectory().appendingPathComponent("gaend")
         daemon.arguments = [
-            "--radio", "h4+unix:\(fixture.sockets[0])", "--data-dir", data.path, "--scan-window", "0.5", "--scan-interval", "1-1", "--bus", "none", "--enable",
-            "true",
+            "--radio", "h4+unix:\(fixture.sockets[0])", "--data-dir", data.path, "--scan-window", "0.5", "--scan-interval", "1-1", "--bus", bus.address,
+            "--enable", "true",
         ]
         daemon.standardOutput = FileHandle.nullDevice
         daemon.standardError = FileHandle.nullDevice
         try daemon.run()
         defer { if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) } }
+
+        // What status says is on the air, once it is (rotations are 10 to 20 minutes apart, so it
+        // stays while the peer listens).
+        func status() throws -> [String: Any] {
+            let run = try ToolRunner.run("gaenctl", ["status", "--json", "--bus", bus.address])
+            return (try? JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8))) as? [String: Any] ?? [:]
+        }
+        try await eventually("gaend advertising") { try status()["address"] is String }
+        let onAir = try status()
+        let address = try #require(onAir["address"] as? String)
+        let interval = try #require((onAir["rpi_interval"] as? Int).flatMap { ENIntervalNumber(rawValue: UInt32(exactly: $0) ?? 0) })
+        #expect(onAir["status"] as? String == "active")
+        #expect(try ToolRunner.run("gaenctl", ["status", "--bus", bus.address]).standardOutput.contains("\tAddress: \(address)\n"))
 
         // The peer runs for 4 s on the other controller.
         let text = try Self.runPeer(on: fixture.sockets[1], seconds: 4)
@@ -150,6 +164,9 @@ struct DaemonTests {
             let frame = String(fields[5])
             #expect(frame.count == 62 && frame.hasPrefix("02011a03036ffd17166ffd"))
             #expect(expected.contains(String(frame.dropFirst(22).prefix(32))))
+            // Bumble's host hears the address status named, and the RPI of the interval it named.
+            #expect(fields[1].uppercased() == address, "status said \(address)")
+            #expect(String(frame.dropFirst(22).prefix(32)) == crypto.rpi(rpik: rpik, interval: interval).description)
         }
         // What the daemon logged: the peer's frame of the official vectors, at the other pair's RSSI.
         var logged = [ContactAggregate]()
