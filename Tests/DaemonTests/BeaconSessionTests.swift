@@ -13,8 +13,8 @@ import Testing
 /// The beacon session in process (as both radio services run it), on a fake back end, with the
 /// wall clock and the monotonic clock both in the test's hands: scan windows into the real contact log, rotation at its
 /// interval and at UTC midnight, and cancellation mid-window. Each test runs in well under a
-/// second of wall time and never sleeps.
-@Suite(.timeLimit(.minutes(1))) struct BeaconSessionTests {
+/// second of wall time and never sleeps; the time limit only catches a hang (see RadioServiceTests).
+@Suite(.ownThreads, .timeLimit(.minutes(3))) struct BeaconSessionTests {
     let quiet = Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() })
 
     struct Beacon {
@@ -46,7 +46,7 @@ import Testing
     /// The session in a task of its own, as the radio services run it; returns once it is on the air.
     func start(_ beacon: Beacon) async -> Task<Void, any Error> {
         let session = beacon.session
-        let running = Task { try await session.run() }
+        let running = taskOnOwnThreads { try await session.run() }
         await until { beacon.radio.advertised.count == 1 }
         return running
     }

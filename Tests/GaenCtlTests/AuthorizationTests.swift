@@ -140,7 +140,7 @@ final class DBusMockProcess: @unchecked Sendable {
         process.standardOutput = FileHandle.nullDevice
         // Its errors are kept, so that a mock that never takes its name says why.
         let errorPath = errors.path + "/dbusmock.stderr"
-        FileManager.default.createFile(atPath: errorPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
         try process.run()
         let process = process

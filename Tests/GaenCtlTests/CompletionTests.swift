@@ -44,7 +44,7 @@ import Testing
 
     @Test func filesOfTheRightKind() throws {
         let directory = try TemporaryDirectory()
-        for name in ["exposure.json", "notes.txt", "key.pem"] { FileManager.default.createFile(atPath: "\(directory.path)/\(name)", contents: Data()) }
+        for name in ["exposure.json", "notes.txt", "key.pem"] { _ = FileManager.default.createFile(atPath: "\(directory.path)/\(name)", contents: Data()) }
         try FileManager.default.createDirectory(atPath: "\(directory.path)/sub", withIntermediateDirectories: false)
         let configurations = try complete("gaenctl exposures --config ", in: directory.path)
         #expect(configurations.contains("exposure.json"))

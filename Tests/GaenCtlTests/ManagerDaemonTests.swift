@@ -220,11 +220,12 @@ struct ManagerDaemonTests {
         #expect(try harness.status()["authorization_status"] as? String == "unknown")
         #expect(try harness.json(["test-result", "list"]) as? [Any] == nil || (try harness.json(["test-result", "list"]) as? [Any])?.isEmpty == true)
 
-        // SIGTERM: exit 0 within the unit's 10 s; then gaenctl says the daemon is not there.
+        // SIGTERM: exit 0 within the unit's 10 s (asserted on the build that ships, as in
+        // DaemonTests); then gaenctl says the daemon is not there.
         let stopping = ContinuousClock.now
         harness.stop()
         #expect(harness.daemon.terminationStatus == 0)
-        #expect(ContinuousClock.now - stopping < .seconds(10))
+        #expect(BuildUnderTest.isSanitized || ContinuousClock.now - stopping < .seconds(10))
         let gone = try harness.ctl(["status"])
         #expect(gone.status == 3)
         #expect(gone.standardError.contains("gaend is not running on the bus at"))

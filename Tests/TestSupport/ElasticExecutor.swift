@@ -83,3 +83,12 @@ extension Trait where Self == OwnThreadsTrait {
     /// See `OwnThreadsTrait`.
     package static var ownThreads: Self { Self() }
 }
+
+/// Starts the code under test in an unstructured task on threads of its own. `Task {}` inherits no
+/// executor preference (SE-0417 hands it to child tasks only), so a service a test starts that way
+/// runs on the cooperative pool, whose two threads every suite's tasks share: under
+/// AddressSanitizer, with the whole run on 2 cores, a service that needs milliseconds waited there
+/// for over a minute (RadioServiceTests, CI stop 23).
+package func taskOnOwnThreads<Success: Sendable>(_ operation: sending @escaping () async throws -> Success) -> Task<Success, any Error> {
+    Task(executorPreference: ElasticExecutor(), operation: operation)
+}

@@ -6,8 +6,9 @@ package import Testing
 /// The one way tests wait for something. Two forms, for two kinds of things waited on:
 /// - `eventually` for another process (a daemon, a server, a peer): it polls, bounded at 30 s of
 ///   real time. The bound is a failure's limit, not a speed: a working program meets it at once.
-/// - `until` for tasks in this process driven by a test clock: it yields, never sleeps, and is
-///   bounded by the suite's time limit.
+/// - `until` for tasks in this process driven by a test clock: it yields, then checks once a
+///   millisecond, and is bounded by the suite's time limit. What it waits for is other tasks'
+///   progress, never time: the test clocks move only when the test advances them.
 /// Either records which wait never ended (and `explain()`, e.g. what the daemon wrote) and throws.
 
 package struct WaitTimedOut: Error {}
@@ -38,16 +39,28 @@ package func eventually(
     }
 }
 
-/// Waits, without sleeping, until `condition` holds: the tasks under test run meanwhile, and
-/// time moves only when the test advances its clock. Cancelled (the suite's time limit), it
-/// records the wait that never ended and returns.
+/// Waits until `condition` holds: the tasks under test run meanwhile, and time moves only when
+/// the test advances its clock. Cancelled (the suite's time limit), it records the wait that never
+/// ended and returns.
+///
+/// It yields first, which is all an idle machine needs; past that it checks once a millisecond.
+/// A wait that only yields keeps a thread busy for as long as it lasts, and on a loaded 2-core
+/// machine (the sanitizer stage runs every suite at once) a dozen such waits took CPU from the
+/// very tasks they waited for.
 package func until(_ condition: () async -> Bool, sourceLocation: SourceLocation = #_sourceLocation) async {
+    var checks = 0
     while await !condition() {
         if Task.isCancelled {
             Issue.record("the condition never held", sourceLocation: sourceLocation)
             return
         }
-        await Task.yield()
+        checks += 1
+        if checks < 100 {
+            await Task.yield()
+        } else {
+            // A poll interval, not a time waited for; cancellation ends it at once.
+            try? await Task.sleep(for: .milliseconds(1))
+        }
     }
 }
 
