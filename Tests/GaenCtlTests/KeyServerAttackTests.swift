@@ -10,7 +10,7 @@ import Testing
 /// unsigned and HS256 certificates and tokens, and 50 slow clients, all at once while a normal
 /// client shares keys. It asserts each attack's statuses, that the normal client never failed
 /// and that only its keys were stored; not how fast anything was.
-@Suite(.ownThreads, .timeLimit(.minutes(2)))
+@Suite(.ownThreads, .timeLimit(.minutes(3)))
 struct KeyServerAttackTests {
     @Test func everyAttackIsAnsweredAndTheNormalClientIsServed() throws {
         let run = try ToolRunner.run("gaen-bench", ["keyserver-attack", "--slow-clients", "50", "--request-timeout", "2", "--wrong-codes", "300"], limit: 100)

@@ -8,7 +8,7 @@ import Testing
 /// gaen-keyserver's timeouts, connection cap, rate limits and access log, from raw TCP clients on
 /// loopback, with the limits set small by their options. The waits are bounded by the clients' own
 /// 10 s reads; no test depends on how fast the server is, only on what it answers.
-@Suite(.ownThreads, .timeLimit(.minutes(2)))
+@Suite(.ownThreads, .timeLimit(.minutes(3)))
 struct KeyServerConnectionLimitsTests {
     typealias Client = KeyServerNetworkBoundsTests.Client
 

@@ -9,7 +9,7 @@ import Testing
 /// raw TCP clients: oversized bodies (declared or chunked), request lines and headers are answered
 /// 413 / 414 / 431 and their connection closed, nothing after a refused body is read as a
 /// request, and the server still serves new connections.
-@Suite(.ownThreads, .timeLimit(.minutes(2)))
+@Suite(.ownThreads, .timeLimit(.minutes(3)))
 struct KeyServerNetworkBoundsTests {
     /// One TCP connection to 127.0.0.1 with 5 s send and receive timeouts, so no wait is unbounded.
     final class Client {

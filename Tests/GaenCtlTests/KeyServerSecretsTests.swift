@@ -8,7 +8,7 @@ import Testing
 
 /// gaen-keyserver's secrets stay its own: API keys from a file or a systemd credential (never the
 /// command line other users can read), and a data directory and databases of its user alone.
-@Suite(.ownThreads, .timeLimit(.minutes(2)))
+@Suite(.ownThreads, .timeLimit(.minutes(3)))
 struct KeyServerSecretsTests {
     @Test func apiKeysComeFromFilesAndCredentialsAndTheDataIsPrivate() async throws {
         let files = try TemporaryDirectory()

@@ -120,7 +120,7 @@ struct OwnerViewDaemonTests {
 }
 
 /// The outputs whose look matters, on a real terminal (tmux) of a known width.
-@Suite(.ownThreads, .timeLimit(.minutes(2)))
+@Suite(.ownThreads, .timeLimit(.minutes(3)))
 struct TerminalOutputTests {
     @Test func heardDrawsBarsThatFitTheTerminal() async throws {
         let data = try OwnerViewDaemonTests.yesterdaysSightings(300, of: 60)
