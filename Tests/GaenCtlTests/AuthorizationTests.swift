@@ -160,7 +160,7 @@ final class DBusMockProcess: @unchecked Sendable {
     func stop() {
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            process.waitForExit()
         }
     }
 

@@ -162,8 +162,7 @@ struct BlueZDaemonTests {
 
         // SIGTERM: exit 0, the advertisement unregistered, the window flushed.
         kill(harness.daemon.processIdentifier, SIGTERM)
-        harness.daemon.waitUntilExit()
-        #expect(harness.daemon.terminationStatus == 0 && harness.daemon.terminationReason == .exit)
+        #expect(harness.daemon.waitForExit() == .success)
         #expect(try await harness.advertisedServiceData().isEmpty)
         let data = DataDirectory(path: "\(harness.directory.path)/data")
         #expect(try ContactLogReader(dataDirectory: data).verify().isIntact)
@@ -244,12 +243,11 @@ struct ManagerRadioTests {
         #expect(try harness.status()["sightings_today"] as? Int ?? 0 >= 1)
 
         kill(watch.processIdentifier, SIGTERM)
-        watch.waitUntilExit()
+        watch.waitForExit()
         let watched = try String(contentsOfFile: watchOutput, encoding: .utf8)
         for status in ["active", "bluetooth-off", "disabled"] {
             #expect(watched.contains(#""status":"\#(status)""#), "watch output lacks status \(status)")
         }
-        harness.stop()
-        #expect(harness.daemon.terminationStatus == 0)
+        #expect(harness.stop() == .success)
     }
 }

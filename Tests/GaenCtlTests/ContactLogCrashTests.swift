@@ -90,7 +90,7 @@ import Testing
         try process.run()
         defer {
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
+            process.waitForExit()
         }
         var buffer = ""
         var lines = 0
@@ -111,7 +111,7 @@ import Testing
         }
         usleep(extraMicroseconds)
         kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        process.waitForExit()
         // Lines written before the kill but not read yet count too: the child synced them.
         buffer += String(decoding: reader.readDataToEndOfFile(), as: UTF8.self)
         for line in buffer.split(separator: "\n") where line.hasPrefix("synced ") {

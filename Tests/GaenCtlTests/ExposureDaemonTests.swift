@@ -120,8 +120,7 @@ struct ExposureDaemonTests {
         }
         #expect(try next() == "RELOADING=1")
         #expect(try next() == "READY=1")
-        harness.stop()
-        #expect(harness.daemon.terminationStatus == 0)
+        #expect(harness.stop() == .success)
         var last = ""
         while let message = try? notify.receive(), !message.isEmpty { last = message }
         #expect(last == "STOPPING=1")

@@ -88,7 +88,7 @@ struct HostileDBusMessageTests {
             latencies.append(ContinuousClock.now - start)
             #expect(status.first?.variant?.string != nil)
         }
-        sender.waitUntilExit()
+        let senderExit = sender.waitForExit()
         let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
         let after = try Self.memory(of: pid)
         let cpu = try Self.cpuTime(of: pid) - cpuBefore
@@ -96,7 +96,7 @@ struct HostileDBusMessageTests {
             "gaend VmHWM \(before.peak) → \(after.peak) kB, VmRSS \(before.resident) → \(after.resident) kB; Get Status \(latencies); gaend CPU \(cpu); "
                 + "8 MB Get refused: \(lines)")
 
-        #expect(sender.terminationStatus == 0)
+        #expect(senderExit == .success)
         #expect(lines.first == "org.freedesktop.DBus.Error.InvalidArgs")
         #expect(latencies.count == 5)
         #expect(harness.daemon.isRunning)

@@ -160,7 +160,6 @@ import Testing
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", command]
         try process.run()
-        process.waitUntilExit()
-        return process.terminationStatus
+        return process.waitForExit().status
     }
 }

@@ -11,6 +11,8 @@ final class ManagerHarness: @unchecked Sendable {
     let bus: DBusDaemonFixture
     let directory: TemporaryDirectory
     var daemon: Process
+    /// How the current gaend ended, once `stop()` saw it end.
+    private(set) var exit: ChildExit?
     let arguments: [String]
     let extraEnvironment: [String: String]
 
@@ -35,6 +37,7 @@ final class ManagerHarness: @unchecked Sendable {
     /// Starts gaend and waits (bounded) until `gaenctl status` reaches it.
     func start() throws {
         daemon = Process()
+        exit = nil
         daemon.executableURL = try ToolRunner.productsDirectory().appendingPathComponent("gaend")
         daemon.arguments = ["--data-dir", "\(directory.path)/data"] + arguments
         daemon.environment = environment
@@ -65,14 +68,17 @@ final class ManagerHarness: @unchecked Sendable {
 
     func status() throws -> [String: Any] { try json(["status"]) as? [String: Any] ?? [:] }
 
-    func stop() {
-        if daemon.isRunning {
+    /// SIGTERM, and how gaend ended.
+    @discardableResult
+    func stop() -> ChildExit? {
+        if exit == nil, daemon.isRunning {
             kill(daemon.processIdentifier, SIGTERM)
-            daemon.waitUntilExit()
+            exit = daemon.waitForExit()
         }
+        return exit
     }
 
     deinit {
-        if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) }
+        if exit == nil, daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) }
     }
 }

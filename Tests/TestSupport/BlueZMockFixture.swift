@@ -54,7 +54,7 @@ package final class BlueZMockFixture: @unchecked Sendable {
     package func stop() {
         if let mock, mock.isRunning {
             kill(mock.processIdentifier, SIGKILL)
-            mock.waitUntilExit()
+            mock.waitForExit()
         }
         mock = nil
     }

@@ -61,7 +61,7 @@ package final class BumbleFixture: @unchecked Sendable {
     package func stop() {
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            process.waitForExit()
         }
     }
 

@@ -66,7 +66,7 @@ package final class DBusDaemonFixture: @unchecked Sendable {
     package func stop() {
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            process.waitForExit()
         }
     }
 

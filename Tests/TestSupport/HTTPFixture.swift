@@ -36,7 +36,7 @@ package final class HTTPFixture: @unchecked Sendable {
 
     deinit {
         kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        process.waitForExit()
     }
 
     /// How one path answers.

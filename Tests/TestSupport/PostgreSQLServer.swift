@@ -129,49 +129,14 @@ package final class PostgreSQLServer: @unchecked Sendable {
         return wait(for: try spawn(command, output: log))
     }
 
-    /// Closes every descriptor above 2, then runs its arguments. posix_spawn hands a child every
-    /// descriptor the runner's other threads have open without close-on-exec at that moment
-    /// (Foundation's Process leaves its sockets and pipes so), and a server that kept one would
-    /// keep that Process from ever being seen to end. glibc's closefrom action needs _GNU_SOURCE,
-    /// which Swift's Glibc module does not define.
-    static let closingDescriptors = #"for fd in /proc/self/fd/*; do fd=${fd##*/}; [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done; exec "$@""#
-
-    /// Starts `command` with stdin from /dev/null, stdout and stderr appended to `output`, no
-    /// other descriptor, and no signal blocked (a test runner's threads block some, and children
-    /// inherit the mask).
+    /// Starts `command` with its output appended to `output` (see `SpawnedProgram`).
     static func spawn(_ command: [String], output: String) throws -> pid_t {
-        let command = ["/bin/bash", "-c", closingDescriptors, "bash"] + command
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_APPEND, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var unblocked = sigset_t()
-        sigemptyset(&unblocked)
-        posix_spawnattr_setsigmask(&attributes, &unblocked)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGPIPE, SIGINT, SIGTERM, SIGQUIT, SIGCHLD] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        let arguments = command.map { strdup($0) }
-        defer { arguments.forEach { free($0) } }
-        var pid = pid_t()
-        let result = posix_spawn(&pid, command[0], &actions, &attributes, arguments + [nil], environ)
-        guard result == 0 else { throw ToolRunnerError(message: "\(command[0]) cannot be started: \(String(cString: strerror(result)))") }
-        return pid
+        try SpawnedProgram.spawn(command, output: .file(output))
     }
 
     /// Waits for a child started by `spawn`: its exit status, or 128 + the signal that ended it.
     static func wait(for pid: pid_t) -> Int32 {
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 {
-            guard errno == EINTR else { return -1 }
-        }
+        guard let status = SpawnedProgram.waitStatus(pid) else { return -1 }
         return status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + status & 0x7F
     }
 

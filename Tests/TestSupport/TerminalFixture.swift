@@ -57,6 +57,6 @@ package final class TerminalFixture {
         // SIGKILL: the server inherits Foundation's blocked signals, so it would not hear SIGTERM
         // (nor reap its panes, which are over by now).
         if server.isRunning { kill(server.processIdentifier, SIGKILL) }
-        server.waitUntilExit()
+        server.waitForExit()
     }
 }

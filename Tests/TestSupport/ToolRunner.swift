@@ -38,25 +38,13 @@ package enum ToolRunner {
         return try runProgram(executable.path, arguments, limit: limit)
     }
 
-    /// Runs a program (a built tool, busctl, gdbus...) under `timeout` and waits for it.
+    /// Runs a program (a built tool, busctl, gdbus...) under `timeout` and waits for it, without
+    /// Foundation's Process (see `SpawnedProgram`).
     package static func runProgram(_ path: String, _ arguments: [String], environment: [String: String]? = nil, limit: Int = 120) throws -> ToolRun {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
-        process.arguments = ["-k", "5", "\(limit)", path] + arguments
-        if let environment { process.environment = environment }
-        let output = Pipe()
-        let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        // Read both pipes to the end before waiting, so a chatty program cannot block on a full pipe.
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        let errorData = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let outcome = try SpawnedProgram.run(["/usr/bin/timeout", "-k", "5", "\(limit)", path] + arguments, environment: environment)
         return ToolRun(
-            status: process.terminationStatus, standardOutput: String(decoding: outputData, as: UTF8.self),
-            standardError: String(decoding: errorData, as: UTF8.self))
+            status: outcome.status, standardOutput: String(decoding: outcome.output, as: UTF8.self),
+            standardError: String(decoding: outcome.error, as: UTF8.self))
     }
 }
 
