@@ -67,16 +67,16 @@ package final class PostgreSQLServer: @unchecked Sendable {
             chown(directory, account.pointee.pw_uid, account.pointee.pw_gid)
         }
         let log = directory + "/commands.log"
-        guard try run(binaries + "/initdb", ["-D", directory + "/data", "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8"], log: log) == 0 else {
+        guard try run(binaries + "/initdb", ["-D", directory + "/data", "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8"], log: log) == .success else {
             throw ToolRunnerError(message: "initdb failed: \(contents(log))")
         }
         // A port that was free a moment ago may be taken by the time the server binds it: try a few.
         for _ in 0..<3 {
             let port = try freePort()
             let options = "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
-            let status = try run(
+            let exit = try run(
                 binaries + "/pg_ctl", ["-D", directory + "/data", "-l", directory + "/server.log", "-o", options, "-w", "-t", "60", "start"], log: log)
-            if status == 0, let pid = postmasterPID(directory) { return (port, pid) }
+            if exit == .success, let pid = postmasterPID(directory) { return (port, pid) }
         }
         throw ToolRunnerError(message: "pg_ctl start failed: \(contents(log))\(contents(directory + "/server.log"))")
     }
@@ -116,28 +116,17 @@ package final class PostgreSQLServer: @unchecked Sendable {
             }
         }
         kill(watchdog, SIGKILL)
-        _ = wait(for: watchdog)
+        _ = SpawnedProgram.wait(watchdog)
         try? FileManager.default.removeItem(atPath: directory)
     }
 
     deinit { stop() }
 
     /// Runs a PostgreSQL program to its end, as the postgres user when we are root, with its
-    /// output appended to `log`; returns its exit status.
-    static func run(_ program: String, _ arguments: [String], log: String) throws -> Int32 {
+    /// output appended to `log`; returns how it ended (nil if it could not be waited for).
+    static func run(_ program: String, _ arguments: [String], log: String) throws -> ChildExit? {
         let command = getuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--", program] + arguments : [program] + arguments
-        return wait(for: try spawn(command, output: log))
-    }
-
-    /// Starts `command` with its output appended to `output` (see `SpawnedProgram`).
-    static func spawn(_ command: [String], output: String) throws -> pid_t {
-        try SpawnedProgram.spawn(command, output: .file(output))
-    }
-
-    /// Waits for a child started by `spawn`: its exit status, or 128 + the signal that ended it.
-    static func wait(for pid: pid_t) -> Int32 {
-        guard let status = SpawnedProgram.waitStatus(pid) else { return -1 }
-        return status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + status & 0x7F
+        return SpawnedProgram.wait(try SpawnedProgram.spawn(command, output: .file(log)))
     }
 
     static func contents(_ path: String) -> String {
@@ -169,7 +158,7 @@ package final class PostgreSQLServer: @unchecked Sendable {
     /// the PID in its lock file (SIGQUIT, immediate shutdown), if it got that far, and removes the
     /// directory. `tearDown` kills it first.
     static func watch(runner: pid_t, directory: String) throws -> pid_t {
-        try spawn(
+        try SpawnedProgram.spawn(
             [
                 "/bin/sh", "-c",
                 """
@@ -181,6 +170,6 @@ package final class PostgreSQLServer: @unchecked Sendable {
                 fi
                 rm -rf '\(directory)'
                 """,
-            ], output: "/dev/null")
+            ], output: .file("/dev/null"))
     }
 }

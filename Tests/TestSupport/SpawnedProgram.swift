@@ -25,8 +25,7 @@ package enum SpawnedProgram {
 
     /// What a program run to its end left.
     package struct Outcome {
-        /// The exit status, or the number of the signal that ended it (as Foundation reports it).
-        package var status: Int32
+        package var exit: ChildExit
         package var output: Data
         package var error: Data
     }
@@ -60,16 +59,13 @@ package enum SpawnedProgram {
         let (output, error) = readToEnd(standardOutput.read, standardError.read)
         close(standardOutput.read)
         close(standardError.read)
-        guard let status = waitStatus(pid) else {
+        guard let exit = wait(pid) else {
             throw ToolRunnerError(message: "waitpid(\(pid)) for \(command[0]): \(String(cString: strerror(errno)))")
         }
-        // The <sys/wait.h> macros, which Swift does not import: the low 7 bits are the signal that
-        // ended the child (0 when it exited), the next byte its exit status.
-        let signal = status & 0x7F
-        return Outcome(status: signal == 0 ? (status >> 8) & 0xFF : signal, output: output, error: error)
+        return Outcome(exit: exit, output: output, error: error)
     }
 
-    /// Starts `command`; the caller waits for it (`waitStatus`).
+    /// Starts `command`; the caller waits for it (`wait`).
     package static func spawn(_ command: [String], environment: [String: String]? = nil, output: Output) throws -> pid_t {
         let command = ["/bin/bash", "-c", closingDescriptors, "bash"] + command
         var actions = posix_spawn_file_actions_t()
@@ -114,13 +110,16 @@ package enum SpawnedProgram {
         return pid
     }
 
-    /// Waits for a child started by `spawn` and returns waitpid's status word (nil if waitpid fails).
-    package static func waitStatus(_ pid: pid_t) -> Int32? {
+    /// Waits for a child started by `spawn`, and reaps it; nil if waitpid fails.
+    package static func wait(_ pid: pid_t) -> ChildExit? {
         var status: Int32 = 0
         while waitpid(pid, &status, 0) == -1 {
             guard errno == EINTR else { return nil }
         }
-        return status
+        // The <sys/wait.h> macros, which Swift does not import: the low 7 bits are the signal that
+        // ended the child (0 when it exited), the next byte its exit status.
+        let signal = status & 0x7F
+        return signal == 0 ? ChildExit(status: (status >> 8) & 0xFF, exited: true) : ChildExit(status: signal, exited: false)
     }
 
     private static func pipe() throws -> (read: Int32, write: Int32) {

@@ -43,7 +43,7 @@ package enum ToolRunner {
     package static func runProgram(_ path: String, _ arguments: [String], environment: [String: String]? = nil, limit: Int = 120) throws -> ToolRun {
         let outcome = try SpawnedProgram.run(["/usr/bin/timeout", "-k", "5", "\(limit)", path] + arguments, environment: environment)
         return ToolRun(
-            status: outcome.status, standardOutput: String(decoding: outcome.output, as: UTF8.self),
+            status: outcome.exit.status, standardOutput: String(decoding: outcome.output, as: UTF8.self),
             standardError: String(decoding: outcome.error, as: UTF8.self))
     }
 }
