@@ -67,7 +67,8 @@ package final class PostgreSQLServer: @unchecked Sendable {
             chown(directory, account.pointee.pw_uid, account.pointee.pw_gid)
         }
         let log = directory + "/commands.log"
-        guard try run(binaries + "/initdb", ["-D", directory + "/data", "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8"], log: log) == .success else {
+        guard try run(binaries + "/initdb", ["-D", directory + "/data", "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8"], log: log) == .success
+        else {
             throw ToolRunnerError(message: "initdb failed: \(contents(log))")
         }
         // A port that was free a moment ago may be taken by the time the server binds it: try a few.
