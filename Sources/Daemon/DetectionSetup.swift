@@ -16,6 +16,8 @@ package enum DetectionSetup {
         _ configuration: DaemonConfiguration, dataDirectory: DataDirectory, clock: any WallClock, observer: DetectionSignals, logger: Logger
     ) throws(DaemonConfigurationError) -> DetectionWorker? {
         let servers = configuration.servers
+        // Read first, with or without a key server: a file gaend cannot read stops it at start.
+        let exposureConfiguration = try Self.exposureConfiguration(servers)
         guard let indexURL = servers.indexURL else { return nil }
         var trusted = [VerificationKey]()
         for key in servers.exportKeys {
@@ -31,17 +33,6 @@ package enum DetectionSetup {
         guard !trusted.isEmpty else {
             throw DaemonConfigurationError(key: "export-key", problem: "index-url is set but no export signing key is trusted")
         }
-        var exposureConfiguration = builtInConfiguration
-        if let path = servers.exposureConfiguration, !servers.exposureConfigurationIsURL {
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw DaemonConfigurationError(key: "exposure-configuration", problem: "\(path) cannot be read")
-            }
-            do {
-                exposureConfiguration = try ExposureConfiguration(json: data)
-            } catch {
-                throw DaemonConfigurationError(key: "exposure-configuration", problem: "\(path): \(error)")
-            }
-        }
         var settings = DetectionWorker.Settings()
         settings.interval = .seconds(servers.detectionIntervalHours * 3600)
         let downloader = KeyFileDownloader(
@@ -55,6 +46,21 @@ package enum DetectionSetup {
 }
 
 extension DetectionSetup {
+    /// The exposure configuration `exposure-configuration` names: its file read in whichever shape
+    /// an authority served it (an error names the file and the key), or the built-in one when the
+    /// key is unset or a URL (the worker fetches a URL's before each run).
+    package static func exposureConfiguration(_ servers: DaemonConfiguration.ServerSettings) throws(DaemonConfigurationError) -> ExposureConfiguration {
+        guard let path = servers.exposureConfiguration, !servers.exposureConfigurationIsURL else { return builtInConfiguration }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw DaemonConfigurationError(key: "exposure-configuration", problem: "\(path) cannot be read")
+        }
+        do {
+            return try ExposureConfiguration(json: data)
+        } catch {
+            throw DaemonConfigurationError(key: "exposure-configuration", problem: "\(path): \(error)")
+        }
+    }
+
     /// The configuration without `exposure-configuration`: v2 with the framework's defaults, and
     /// every day from 14 before to 14 after symptom onset standard infectiousness (an empty map
     /// would score no key that carries days since onset: unmapped days are "none").

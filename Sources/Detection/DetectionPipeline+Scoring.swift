@@ -9,12 +9,19 @@ extension DetectionPipeline {
     /// what GetExposureWindows and GetDailySummaries answer, without matching again.
     package static func score(
         _ results: ExposureResults, statistics: MatchStatistics = MatchStatistics(),
-        files: [(name: String, verdict: Verdict, keys: Int)] = [], configuration: ExposureConfiguration, now: UnixTime
+        files: [KeyFileOutcome] = [], configuration: ExposureConfiguration, now: UnixTime
     ) -> DetectionResult {
         let today = UTCDay(containing: now)
         let v2 = configuration.v2 ?? V2Configuration()
         let stored = results.results
-        var windows = stored.flatMap { WindowBuilder.windows(for: $0.match, configuration: v2) } + results.legacyWindows
+        var windows =
+            stored.flatMap { result in
+                WindowBuilder.windows(for: result.match, configuration: v2).map { window in
+                    var window = window
+                    window.matchedAt = result.matchedAt
+                    return window
+                }
+            } + results.legacyWindows
         windows.removeAll { !ExposureResults.isRetained($0.day, today: today) }
         windows.shuffle()
         var v1Summary: V1Summary?
@@ -36,23 +43,10 @@ extension DetectionPipeline {
             v1Exposures = perKey.flatMap { $0 }
             v1Summary = V1Scorer.summary(perKey)
         }
-        let scoresV2 = configuration.v2 != nil || configuration.v1 == nil
-        let summaries = scoresV2 ? DailySummaryScorer.summaries(windows, configuration: v2, today: today) : []
-        // The owner's answer: the days that score, under v2 when it is configured, else under v1.
-        let exposureDays: [UTCDay]
-        let lastExposure: UnixTime?
-        if scoresV2 {
-            exposureDays = summaries.map(\.day)
-            lastExposure =
-                windows.filter { DailySummaryScorer.score($0, configuration: v2, today: today) != nil }
-                .map { $0.start ?? $0.day.start }.max()
-        } else {
-            exposureDays = v1Days.sorted()
-            lastExposure = v1Last
-        }
+        let scores = ExposureJudge.score(
+            windows, configuration: configuration, today: today, v1: ExposureJudge.V1Exposures(days: v1Days, lastExposure: v1Last))
         return DetectionResult(
-            windows: windows, dailySummaries: summaries, v1Summary: v1Summary, v1Exposures: v1Exposures,
-            perDay: configuration.perDay.map { PerDayCheck.results(windows, configuration: $0) } ?? [],
-            exposureDays: exposureDays, lastExposure: lastExposure, statistics: statistics, files: files)
+            windows: windows, dailySummaries: scores.dailySummaries, v1Summary: v1Summary, v1Exposures: v1Exposures, perDay: scores.perDay,
+            verdict: scores.verdict, statistics: statistics, files: files)
     }
 }

@@ -14,15 +14,39 @@ package struct DetectionResult: Sendable {
     package var v1Summary: V1Summary?
     package var v1Exposures: [V1ExposureInfo]
     package var perDay: [PerDayResult]
-    /// The answer to "was I exposed in the last 14 days?": the UTC days with an exposure that
-    /// scores under the configuration, oldest first.
-    package var exposureDays: [UTCDay]
-    /// When the latest exposure that scores began (its window's first sighting); `nil` when none.
-    package var lastExposure: UnixTime?
+    /// The answer to "was I exposed in the last 14 days?", by the configuration's rule.
+    package var verdict: ExposureVerdict
     package var statistics: MatchStatistics
     /// Each file of this run with its verdict and valid keys; only verified files of complete batches
     /// were matched. The keys of a file that did not verify are not read: 0.
-    package var files: [(name: String, verdict: Verdict, keys: Int)]
+    package var files: [KeyFileOutcome]
+
+    /// The exposure days, oldest first.
+    package var exposureDays: [UTCDay] { verdict.dayList }
+    /// When the latest exposure that counts began (its window's first sighting); `nil` when none.
+    package var lastExposure: UnixTime? { verdict.lastExposure }
+}
+
+/// One key file of a run: its name, verdict, valid keys (0 when they were not read) and the known
+/// app signatures its archive carried beside the export pair, which were not read
+/// (`KeyFileArchive.knownAppSignatures`: the Dutch `content.sig`).
+package struct KeyFileOutcome: Sendable, Equatable {
+    package var name: String
+    package var verdict: Verdict
+    package var keys: Int
+    package var ignoredEntries: [String]
+
+    package init(name: String, verdict: Verdict, keys: Int, ignoredEntries: [String] = []) {
+        self.name = name
+        self.verdict = verdict
+        self.keys = keys
+        self.ignoredEntries = ignoredEntries
+    }
+
+    /// The verdict as the tools and the journal print it, the ignored entries named.
+    package var verdictText: String {
+        ignoredEntries.isEmpty ? "\(verdict)" : "\(verdict) (ignored: \(ignoredEntries.joined(separator: ", ")), an app's own signature)"
+    }
 }
 
 /// A run's outcome: the result, the results to store, and the files not to mark processed.
@@ -98,7 +122,7 @@ package struct DetectionPipeline: Sendable {
         let v2 = configuration.v2 ?? V2Configuration()
         var results = stored
         var statistics = MatchStatistics()
-        var verdicts = [(name: String, verdict: Verdict, keys: Int)]()
+        var verdicts = [KeyFileOutcome]()
         // First pass: verdicts and batch headers. A file's keys are read only when it verified, and
         // then only validated and counted (none kept), so that a file that fails past its header
         // is refused before anything of it is matched.
@@ -108,13 +132,14 @@ package struct DetectionPipeline: Sendable {
             do {
                 let file = try JudgedKeyFile(zip: try source.bytes(), policy: policy)
                 guard file.verdict.isVerified else {
-                    verdicts.append((name, file.verdict, 0))
+                    verdicts.append(KeyFileOutcome(name: name, verdict: file.verdict, keys: 0, ignoredEntries: file.ignoredEntries))
                     continue
                 }
-                verdicts.append((name, file.verdict, try file.reader.check().keys))
+                let keys = try file.reader.check().keys
+                verdicts.append(KeyFileOutcome(name: name, verdict: file.verdict, keys: keys, ignoredEntries: file.ignoredEntries))
                 verifiedHeaders.append((name, file.header))
             } catch {
-                verdicts.append((name, .invalid("\(error)"), 0))
+                verdicts.append(KeyFileOutcome(name: name, verdict: .invalid("\(error)"), keys: 0))
             }
         }
         let incomplete = BatchCompleteness.incomplete(verifiedHeaders)

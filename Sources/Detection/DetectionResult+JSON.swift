@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-import ENCore
+package import ENCore
 import KeyFiles
 package import Storage
 
@@ -16,6 +16,7 @@ extension DetectionResult {
                         .object([
                             ("name", .string($0.name)), ("verdict", .string($0.verdict.name)),
                             ("reason", $0.verdict.reason.map { .string($0) } ?? .null), ("keys", .int(Int64($0.keys))),
+                            ("ignored_entries", .array($0.ignoredEntries.map { .string($0) })),
                         ])
                     })
             ),
@@ -30,8 +31,9 @@ extension DetectionResult {
             ),
             ("exposure_days", .array(exposureDays.map { .string($0.description) })),
             ("last_exposure", lastExposure.map { .int($0.seconds) } ?? .null),
+            ("classification", Self.json(verdict.classification)),
             ("windows", .array(windows.map(Self.json))),
-            ("daily_summaries", .array(dailySummaries.map(Self.json))),
+            ("daily_summaries", Self.json(dailySummaries, verdict: verdict)),
         ]
         if let v1Summary {
             members.append(
@@ -63,21 +65,43 @@ extension DetectionResult {
                         })
                 ))
         }
-        if !perDay.isEmpty {
-            members.append(
-                (
-                    "per_day",
-                    .array(
-                        perDay.map {
-                            .object([
-                                ("day", .string($0.day.description)), ("low_minutes", .number($0.lowMinutes)),
-                                ("medium_minutes", .number($0.mediumMinutes)), ("weighted_minutes", .number($0.weightedMinutes)),
-                                ("exposed", .bool($0.exposed)),
-                            ])
-                        })
-                ))
-        }
+        if !perDay.isEmpty { members.append(("per_day", Self.json(perDay))) }
         return .object(members)
+    }
+
+    /// The per-day check's days as JSON.
+    package static func json(_ perDay: [PerDayResult]) -> JSONValue {
+        .array(
+            perDay.map {
+                .object([
+                    ("day", .string($0.day.description)), ("low_minutes", .number($0.lowMinutes)), ("medium_minutes", .number($0.mediumMinutes)),
+                    ("weighted_minutes", .number($0.weightedMinutes)), ("exposed", .bool($0.exposed)),
+                ])
+            })
+    }
+
+    /// ENX's overall classification, with the latest day that reached it, or null.
+    package static func json(_ classification: (Classification, UTCDay)?) -> JSONValue {
+        guard let (classification, day) = classification else { return .null }
+        return .object([("index", .int(Int64(classification.index))), ("name", .string(classification.name)), ("day", .string(day.description))])
+    }
+
+    /// Daily summaries as JSON, each with the verdict on its day: whether the rule calls it an
+    /// exposure, and the classification it reached.
+    package static func json(_ summaries: [DailySummary], verdict: ExposureVerdict) -> JSONValue {
+        let days = Dictionary(verdict.days.map { ($0.day, $0) }, uniquingKeysWith: { first, _ in first })
+        return .array(
+            summaries.map { summary in
+                guard case .object(var members) = json(summary) else { return json(summary) }
+                let day = days[summary.day]
+                members.append(("exposed", .bool(day != nil)))
+                members.append(
+                    (
+                        "classification",
+                        day?.classification.map { .object([("index", .int(Int64($0.index))), ("name", .string($0.name))]) } ?? .null
+                    ))
+                return .object(members)
+            })
     }
 
     /// A window as JSON; `ExposureWindow(json:)` reads it back.

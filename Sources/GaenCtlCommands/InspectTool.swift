@@ -76,6 +76,7 @@ struct InspectTool: ParsableCommand {
             ("file", .string(path)),
             ("verdict", .string(file.verdict.name)),
             ("reason", file.verdict.reason.map { .string($0) } ?? .null),
+            ("ignored_entries", .array(file.ignoredEntries.map { .string($0) })),
             ("region", .string(export.region)),
             ("start_timestamp", .unsigned(export.startTimestamp)),
             ("end_timestamp", .unsigned(export.endTimestamp)),
@@ -123,5 +124,8 @@ struct InspectTool: ParsableCommand {
         }
         for dropped in export.dropped { Swift.print("  dropped \(dropped)") }
         Swift.print("  verdict: \(file.verdict.reason.map { "\(file.verdict.name): \($0)" } ?? file.verdict.name)")
+        if !file.ignoredEntries.isEmpty {
+            Swift.print("  ignored: \(file.ignoredEntries.joined(separator: ", ")) (an app's own signature, not read; export.sig decides)")
+        }
     }
 }

@@ -72,7 +72,7 @@ struct MatchTool: AsyncParsableCommand {
 
     static func printText(_ result: DetectionResult) {
         for file in result.files {
-            print("\(file.name): \(file.verdict), \(file.keys) keys")
+            print("\(file.name): \(file.verdictText), \(file.keys) keys")
         }
         print("\(result.statistics.keys) keys matched against the log: \(result.statistics.matchedKeys) heard, \(result.windows.count) exposure windows")
         for window in result.windows.sorted(by: { $0.day < $1.day }) {

@@ -64,9 +64,11 @@ package struct ConfigurationKey: Sendable {
 
     /// The keys a reload (SIGHUP) applies at once; a change to any other waits for a restart (the
     /// radio, the bus and the data directory are opened once; the detection worker is built once;
-    /// `enable` acts at start).
+    /// `enable` acts at start). `exposure-configuration` is read again and checked before a reload
+    /// is applied: one gaend cannot read refuses the whole reload.
     package static let appliedOnReload: Set<String> = [
         "region", "log-level", "test-mode", "verification-url", "verification-api-key", "publish-url", "health-authority-id",
+        "exposure-configuration",
     ]
 
     /// The keys `reloaded` changed that a reload does not apply, in `all` order. Against what

@@ -57,16 +57,20 @@ package enum Manager1 {
         case lastDownloadTime = "LastDownloadTime"
         case exposureDays = "ExposureDays"
         case lastExposureTime = "LastExposureTime"
+        case exposureClassification = "ExposureClassification"
+        case exposureClassificationName = "ExposureClassificationName"
         case region = "Region"
         case version = "Version"
 
         /// The D-Bus signature of its value: times are unix seconds (`t`), 0 meaning never.
         package var signature: String {
             switch self {
-            case .status, .statusReason, .authorizationStatus, .radioBackend, .address, .lastDetectionError, .keyServer, .region, .version: "s"
+            case .status, .statusReason, .authorizationStatus, .radioBackend, .address, .lastDetectionError, .keyServer, .region, .version,
+                .exposureClassificationName:
+                "s"
             case .enabled, .advertising: "b"
             case .lastScanTime, .advertisingSince, .nextRotation, .lastDetectionTime, .nextDetectionTime, .lastDownloadTime, .lastExposureTime: "t"
-            case .sightingsToday, .detectionsRemaining, .rpiInterval: "u"
+            case .sightingsToday, .detectionsRemaining, .rpiInterval, .exposureClassification: "u"
             case .exposureDays: "as"
             }
         }

@@ -5,12 +5,15 @@
 package struct KeyFile: Sendable {
     package var export: KeyExport
     package var verdict: Verdict
+    /// Known app signatures the archive carried beside the export pair, not read (`KeyFileArchive`).
+    package var ignoredEntries: [String] = []
 
     /// Reads a zip archive and checks it against `policy`: the header fields, then the signature
     /// over export.bin's raw bytes, then the keys.
     package init(zip bytes: [UInt8], policy: SignaturePolicy) throws(KeyFileError) {
         let judged = try JudgedKeyFile(zip: bytes, policy: policy)
         verdict = judged.verdict
+        ignoredEntries = judged.ignoredEntries
         export = try judged.reader.export()
     }
 
@@ -27,11 +30,14 @@ package struct KeyFile: Sendable {
 package struct JudgedKeyFile: Sendable {
     package var verdict: Verdict
     package var reader: ExportReader
+    /// Known app signatures the archive carried beside the export pair, not read.
+    package var ignoredEntries: [String]
     /// The header fields, no keys.
     package var header: KeyExport { reader.header }
 
     package init(zip bytes: [UInt8], policy: SignaturePolicy) throws(KeyFileError) {
         let archive = try KeyFileArchive(zip: bytes)
+        ignoredEntries = archive.ignoredEntries
         reader = try ExportReader(archive.exportBinary)
         verdict = policy.verdict(exportBinary: archive.exportBinary, exportSignature: archive.exportSignature, export: reader.header)
     }

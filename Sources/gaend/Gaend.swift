@@ -155,6 +155,9 @@ struct Gaend: AsyncParsableCommand {
                 notifier.notify("RELOADING=1")
                 do {
                     let next = try reloader.loadConfiguration()
+                    let exposureConfiguration = try DetectionSetup.exposureConfiguration(next.servers)
+                    await worker?.reconfigure(
+                        exposureConfiguration, url: next.servers.exposureConfigurationIsURL ? next.servers.exposureConfiguration : nil)
                     let settings = Self.managerSettings(started: configuration, reloaded: next, file: reloader.configurationFile)
                     let pending = settings.running.restartPending
                     await manager.reload(settings)

@@ -180,33 +180,33 @@ struct SharedSampleFileTests {
         }
     }
 
-    @Test func dutchFilesAreRefusedForTheirContentSig() throws {
-        for name in ["nl-ProtobufHeaderTestFile.zip", "nl-eks-test-v13.zip", "nl-eks-test-v2t.zip"] {
-            #expect(throws: KeyFileError.archive("entry 'content.sig' is neither export.bin nor export.sig (GMS refuses such archives)"), "\(name)") {
-                try KeyFile(zip: Samples.shared(name), policy: SignaturePolicy(trustedKeys: []))
-            }
-        }
-    }
-
-    /// What the Dutch pairs would get without their content.sig: the policy's rules still hold.
-    @Test func dutchExportPairsWithoutContentSigCarryOddKeys() throws {
+    /// The Dutch server's archives carry its app's CMS signature, `content.sig`, beside the export
+    /// pair; gaend, app and framework in one, passes over it as the Dutch app strips it, and judges
+    /// the pair on export.sig (docs/key-files.md).
+    @Test func dutchFilesAreJudgedOnTheirExportSignature() throws {
         let key = try Samples.key("nl-TestECDSA-public.pem", id: "204", version: "v1", shared: true)
         let policy = SignaturePolicy(trustedKeys: [key])
-        let header = try Samples.pair(Samples.shared("nl-ProtobufHeaderTestFile.zip"))
-        #expect(
-            policy.verdict(exportBinary: header.binary, exportSignature: header.signature, export: header.export) == .verified(keyID: "204", keyVersion: "v1"))
+        let header = try KeyFile(zip: Samples.shared("nl-ProtobufHeaderTestFile.zip"), policy: policy)
+        #expect(header.verdict == .verified(keyID: "204", keyVersion: "v1"))
+        #expect(header.ignoredEntries == ["content.sig"])
         #expect(header.export.keys.isEmpty)
         #expect(header.export.dropped.map(\.reason) == ["key_data is 53 bytes, not 16"])
 
-        let v13 = try Samples.pair(Samples.shared("nl-eks-test-v13.zip"))
-        let v13Verdict = policy.verdict(exportBinary: v13.binary, exportSignature: v13.signature, export: v13.export)
-        #expect(v13Verdict.name == "unknown-key")
-        #expect(v13Verdict.reason?.contains("'204' version 'v13'") == true)
+        let v13 = try KeyFile(zip: Samples.shared("nl-eks-test-v13.zip"), policy: policy)
+        #expect(v13.verdict.name == "unknown-key")
+        #expect(v13.verdict.reason?.contains("'204' version 'v13'") == true)
+        #expect(v13.ignoredEntries == ["content.sig"])
         #expect(v13.export.keys.count == 150)
 
-        let v2t = try Samples.pair(Samples.shared("nl-eks-test-v2t.zip"))
-        #expect(policy.verdict(exportBinary: v2t.binary, exportSignature: v2t.signature, export: v2t.export).name == "unknown-key")
+        let v2t = try KeyFile(zip: Samples.shared("nl-eks-test-v2t.zip"), policy: policy)
+        #expect(v2t.verdict.name == "unknown-key")
+        #expect(v2t.ignoredEntries == ["content.sig"])
         #expect(v2t.export.keys.isEmpty)
         #expect(v2t.export.dropped.count == 2)
+
+        // The pair alone, without content.sig, gets the same verdict: the extra entry decides nothing.
+        let pair = try Samples.pair(Samples.shared("nl-ProtobufHeaderTestFile.zip"))
+        #expect(
+            policy.verdict(exportBinary: pair.binary, exportSignature: pair.signature, export: pair.export) == .verified(keyID: "204", keyVersion: "v1"))
     }
 }

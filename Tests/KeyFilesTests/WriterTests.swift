@@ -115,8 +115,8 @@ import Testing
         #expect(throws: KeyFileError.archive("two export.bin entries")) {
             try KeyFileArchive(zip: KeyFileWriter.zip([("export.bin", binary), ("export.bin", binary), ("export.sig", [])]))
         }
-        #expect(throws: KeyFileError.archive("entry 'content.sig' is neither export.bin nor export.sig (GMS refuses such archives)")) {
-            try KeyFileArchive(zip: KeyFileWriter.zip([("export.bin", binary), ("export.sig", []), ("content.sig", [1])]))
+        #expect(throws: KeyFileError.archive("entry 'keys.txt' is neither export.bin nor export.sig (GMS refuses such archives)")) {
+            try KeyFileArchive(zip: KeyFileWriter.zip([("export.bin", binary), ("export.sig", []), ("keys.txt", [1])]))
         }
         #expect(throws: KeyFileError.self) { try KeyFileArchive(zip: Array("PK not really".utf8)) }
     }

@@ -298,6 +298,7 @@ package actor Manager {
             .detectionsRemaining: .count(await worker?.remainingRuns() ?? 0), .nextDetectionTime: .time(await worker?.nextDetection()),
             .keyServer: .string(settings.keyServer), .lastDownloadTime: .time(state?.lastDownload),
             .exposureDays: .strings(answer.days.map(\.description)), .lastExposureTime: .time(answer.lastExposure),
+            .exposureClassification: .count(answer.classification?.index ?? 0), .exposureClassificationName: .string(answer.classification?.name ?? ""),
             .region: .string(settings.region), .version: .string(GaendVersion.string),
         ]
     }

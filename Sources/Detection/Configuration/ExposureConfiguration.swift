@@ -22,8 +22,10 @@ package struct V2Configuration: Hashable, Sendable {
     package var attenuationThresholds: [Int] = [50, 70, 90]
     /// Percent weights of the immediate, near, medium and other buckets.
     package var bucketWeights: [Double] = [100, 100, 100, 100]
-    /// Days since onset −14…14 → infectiousness; days not listed are `.none`.
-    package var infectiousnessForDaysSinceOnset: [Int: Infectiousness] = [:]
+    /// Days since onset −14…14 → infectiousness; days not listed are `.none`. Without a map, every
+    /// day is standard, as GMS when an app never set a `DiagnosisKeysDataMapping`.
+    package var infectiousnessForDaysSinceOnset: [Int: Infectiousness] = V2Configuration.everyDayStandard
+    package static let everyDayStandard = Dictionary(uniqueKeysWithValues: (-14...14).map { ($0, Infectiousness.standard) })
     /// Used when a key has no days since onset, or |days| > 14.
     package var infectiousnessWhenDaysSinceOnsetMissing: Infectiousness = .standard
     package var infectiousnessStandardWeight: Double = 100
@@ -37,6 +39,18 @@ package struct V2Configuration: Hashable, Sendable {
     package var daysSinceLastExposureThreshold: Int = 0
 
     package init() {}
+
+    /// What Google's `DailySummariesConfigBuilder` holds before an app sets anything: every report
+    /// type and infectiousness weight 0 (gaen-spec.md; the Play Services code in
+    /// exposure-notifications-internals), so a weight a configuration leaves out scores nothing.
+    /// The days-since-onset mapping keeps GMS's own default (all days standard).
+    package static var googleBuilderDefaults: V2Configuration {
+        var configuration = V2Configuration()
+        configuration.reportTypeWeights = Dictionary(uniqueKeysWithValues: ReportTypeKey.allCases.map { ($0, 0) })
+        configuration.infectiousnessStandardWeight = 0
+        configuration.infectiousnessHighWeight = 0
+        return configuration
+    }
 }
 
 /// The report types scoring weighs (UNKNOWN and REVOKED are never weighed).
@@ -81,20 +95,34 @@ package struct PerDayConfiguration: Hashable, Sendable {
     package var factorMedium: Double = 0.5
     /// Minutes.
     package var triggerThreshold: Double = 15
+    /// UTC days, today included, in which a day is judged (DP-3T's `notificationGenerationTimeSpan`).
+    package var daysConsidered: Int = 10
+    /// Minutes each bucket is capped at: `nil` for windows (DP-3T v2), 30 where a v1 configuration is
+    /// scored (the v1 frameworks capped each attenuation duration at 30 minutes).
+    package var minutesCap: Double?
 
     package init() {}
 }
 
-/// A health authority's configuration: any of the three forms, as one JSON object may carry them.
+/// A health authority's configuration: the weights (v2, v1 or both, as one JSON object may carry
+/// them), the rule that turns scores into exposure days, and the shape it was read from.
 package struct ExposureConfiguration: Hashable, Sendable {
     package var v2: V2Configuration?
     package var v1: V1Configuration?
-    package var perDay: PerDayConfiguration?
+    package var rule: ExposureRule
+    package var format: ConfigurationFormat
 
-    package init(v2: V2Configuration? = nil, v1: V1Configuration? = nil, perDay: PerDayConfiguration? = nil) {
+    package init(v2: V2Configuration? = nil, v1: V1Configuration? = nil, rule: ExposureRule? = nil, format: ConfigurationFormat = .apple) {
         self.v2 = v2
         self.v1 = v1
-        self.perDay = perDay
+        self.rule = rule ?? (v2 == nil && v1 != nil ? .v1RiskScore : .scoreAboveZero)
+        self.format = format
+    }
+
+    /// The per-day check's settings, when it is the rule.
+    package var perDay: PerDayConfiguration? {
+        if case .perDayDuration(let configuration) = rule { return configuration }
+        return nil
     }
 
     /// v2 when it has v2 keys (or nothing else), v1 otherwise: decides the detection budget.

@@ -27,6 +27,10 @@ package struct ExposureWindow: Hashable, Sendable {
     /// When its first sighting was (GMS's `epoch_seconds`); `nil` for windows kept by earlier
     /// versions, which stored the day alone. Not part of the API's JSON, which has the day only.
     package var start: UnixTime?
+    /// When its key was matched (the stored result's `matched_at`); `nil` for windows read from a
+    /// file or kept by earlier versions. Rules that judge a day when its windows arrive (DP-3T's 10
+    /// days) judge it against this time.
+    package var matchedAt: UnixTime?
     /// The report type, with the configured value in place of a missing one (`.unknown` if none).
     package var reportType: ReportType
     package var infectiousness: Infectiousness
@@ -36,11 +40,12 @@ package struct ExposureWindow: Hashable, Sendable {
     package var scanInstances: [ScanInstance]
 
     package init(
-        day: UTCDay, start: UnixTime? = nil, reportType: ReportType, infectiousness: Infectiousness,
+        day: UTCDay, start: UnixTime? = nil, matchedAt: UnixTime? = nil, reportType: ReportType, infectiousness: Infectiousness,
         calibrationConfidence: CalibrationConfidence, transmissionRiskLevel: Int, scanInstances: [ScanInstance]
     ) {
         self.day = day
         self.start = start
+        self.matchedAt = matchedAt
         self.reportType = reportType
         self.infectiousness = infectiousness
         self.calibrationConfidence = calibrationConfidence

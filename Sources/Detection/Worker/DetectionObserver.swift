@@ -8,12 +8,9 @@ package struct DetectionOutcome: Sendable {
     package var result: DetectionResult?
     package var error: DetectionWorkerError?
 
-    /// Days with an exposure that scores (v2 summaries, or v1 exposures above the minimum risk
-    /// score), or a flagged per-day check, among everything stored.
-    package var exposed: Bool {
-        guard let result else { return false }
-        return !result.exposureDays.isEmpty || !result.dailySummaries.isEmpty || result.perDay.contains(where: \.exposed)
-    }
+    /// Whether the configuration's rule finds an exposure day among everything stored: the one
+    /// definition ExposureDays uses too (`ExposureVerdict`).
+    package var exposed: Bool { result?.verdict.exposed ?? false }
 }
 
 /// Told about runs as they go (the D-Bus service's signals later).

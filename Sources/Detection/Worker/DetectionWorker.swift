@@ -35,7 +35,7 @@ package actor DetectionWorker {
     /// or the last one fetched from `configurationURL`.
     package private(set) var defaultConfiguration: ExposureConfiguration
     /// Where the health authority serves its configuration (JSON); fetched before each run.
-    private let configurationURL: String?
+    private var configurationURL: String?
     private let clock: any WallClock
     /// Where the timer's waits and the run's deadline pass (the continuous clock; a test's clock).
     private let timerClock: any Clock<Duration>
@@ -94,6 +94,14 @@ package actor DetectionWorker {
                 logger.warning("stored exposure results not migrated", metadata: ["error": "\(error)"])
             }
         }
+    }
+
+    /// A reload's exposure configuration: a file's, read and checked by the caller, or a URL whose
+    /// last fetched configuration stays in use until the next run fetches it again.
+    package func reconfigure(_ configuration: ExposureConfiguration, url: String?) {
+        configurationURL = url
+        defaultConfiguration = url == nil ? configuration : (RemoteConfiguration.cached(in: dataDirectory) ?? configuration)
+        cachedAnswer = nil
     }
 
     /// Runs a detection now, with `configuration` or the configured one.
@@ -165,7 +173,7 @@ package actor DetectionWorker {
         let today = UTCDay(containing: clock.now())
         if let cachedAnswer, cachedAnswer.day == today { return cachedAnswer.answer }
         let result = rescore()
-        let answer = ExposureAnswer(days: result.exposureDays, lastExposure: result.lastExposure)
+        let answer = ExposureAnswer(result.verdict)
         cachedAnswer = (today, answer)
         return answer
     }

@@ -64,16 +64,25 @@ struct DetectCommand: AsyncParsableCommand {
         }
     }
 
-    /// The one line that answers the wearer: the latest day with an exposure and its score, or none.
+    /// The one line that answers the wearer, by the configuration's rule: the latest exposure day
+    /// and what made it one (its score, SwissCovid's weighted minutes, or the v1 risk score), with
+    /// ENX's classification when the configuration classifies; or none.
     static func answer(_ result: [String: Any]) -> String {
         let days = result["exposure_days"] as? [String] ?? []
         guard let latest = days.last else { return "no exposure in the last 14 days" }
         let earlier = days.count > 1 ? " and \(days.count - 1) earlier day\(days.count == 2 ? "" : "s")" : ""
-        if let summary = (result["daily_summaries"] as? [[String: Any]])?.first(where: { $0["day"] as? String == latest }) {
-            return "exposure on \(latest) (score \(Output.number(summary["score_sum"])))\(earlier)"
+        var measure: String
+        if let perDay = (result["per_day"] as? [[String: Any]])?.first(where: { $0["day"] as? String == latest }) {
+            measure = "\(Output.number(perDay["weighted_minutes"])) weighted minutes"
+        } else if let summary = (result["daily_summaries"] as? [[String: Any]])?.first(where: { $0["day"] as? String == latest }) {
+            measure = "score \(Output.number(summary["score_sum"]))"
+        } else {
+            measure = "risk score \((result["v1_summary"] as? [String: Any])?["maximum_risk_score"] ?? 0)"
         }
-        let v1 = result["v1_summary"] as? [String: Any]
-        return "exposure on \(latest) (risk score \(v1?["maximum_risk_score"] ?? 0))\(earlier)"
+        if let classification = result["classification"] as? [String: Any] {
+            measure += ", classification \(classification["index"] ?? "?") (\(classification["name"] ?? "?"))"
+        }
+        return "exposure on \(latest) (\(measure))\(earlier)"
     }
 }
 
@@ -136,12 +145,12 @@ struct ExposuresCommand: AsyncParsableCommand {
 
     /// Daily summaries as a table: a row per day and per report type under it.
     static func summaryTable(_ list: [[String: Any]]) -> String {
-        var rows = [["DAY", "REPORT TYPE", "MAXIMUM SCORE", "SCORE SUM", "WEIGHTED DURATION (s)"]]
+        var rows = [["DAY", "REPORT TYPE", "MAXIMUM SCORE", "SCORE SUM", "WEIGHTED DURATION (s)", "VERDICT"]]
         for summary in list {
-            rows.append(["\(summary["day"] ?? "?")", "all"] + Self.sums(summary))
+            rows.append(["\(summary["day"] ?? "?")", "all"] + Self.sums(summary) + [Self.verdict(summary)])
             let byType = summary["by_report_type"] as? [String: Any] ?? [:]
             for (type, value) in byType.sorted(by: { $0.key < $1.key }) {
-                rows.append(["", type] + Self.sums(value as? [String: Any] ?? [:]))
+                rows.append(["", type] + Self.sums(value as? [String: Any] ?? [:]) + [""])
             }
         }
         let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
@@ -149,6 +158,13 @@ struct ExposuresCommand: AsyncParsableCommand {
             row.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }.joined(separator: "  ")
                 .trimmingCharacters(in: .whitespaces)
         }.joined(separator: "\n")
+    }
+
+    /// The rule's verdict on a summary's day: an exposure (with ENX's classification) or not.
+    static func verdict(_ summary: [String: Any]) -> String {
+        guard summary["exposed"] as? Bool == true else { return "-" }
+        guard let classification = summary["classification"] as? [String: Any] else { return "exposure" }
+        return "exposure, classification \(classification["index"] ?? "?") (\(classification["name"] ?? "?"))"
     }
 
     static func sums(_ data: [String: Any]) -> [String] {

@@ -16,7 +16,7 @@ struct StatusCommand: AsyncParsableCommand {
     /// The answer to "was I exposed?" first, then the beacon (what it is doing, why not, what is on
     /// the air and until when), then detection and the key server, as bluetoothctl orders it.
     static let order: [Manager1.Property] = [
-        .exposureDays, .lastExposureTime, .status, .statusReason, .authorizationStatus, .enabled, .radioBackend, .advertising, .advertisingSince,
+        .exposureDays, .lastExposureTime, .exposureClassification, .status, .statusReason, .authorizationStatus, .enabled, .radioBackend, .advertising, .advertisingSince,
         .address, .rpiInterval, .nextRotation, .lastScanTime, .sightingsToday, .keyServer, .lastDownloadTime, .lastDetectionTime, .lastDetectionError,
         .detectionsRemaining, .nextDetectionTime, .region, .version,
     ]
@@ -47,6 +47,15 @@ struct StatusCommand: AsyncParsableCommand {
         case .array(_, let days) where property == .exposureDays:
             days.isEmpty ? "none in the last 14 days" : days.map { "\(Output.plain($0))" }.joined(separator: ", ")
         case .uint64(let seconds) where property.signature == "t": Output.time(seconds)
+        case .uint32(let index) where property == .exposureClassification:
+            // ENX's index and the authority's name for it; 0 is ENX's "no exposure".
+            if index == 0 {
+                "(none)"
+            } else if case .string(let name) = others[Manager1.Property.exposureClassificationName.rawValue], !name.isEmpty {
+                "\(index) (\(name))"
+            } else {
+                "\(index)"
+            }
         case .uint32(let interval) where property == .rpiInterval:
             // The interval number and the 10 minutes it names; the RPI itself is never shown.
             interval == 0 ? "(none)" : "\(interval) (\(Output.time(UInt64(interval) * 600)) to \(Output.time(UInt64(interval + 1) * 600)))"

@@ -4,19 +4,32 @@
 ///
 /// Policy, Google's (`ProvideDiagnosisKeys.unzip` in exposure-notifications-internals): the archive
 /// holds `export.bin` and `export.sig` at its root and nothing else. Any other entry is refused by
-/// name, a folder, a file in a sub-folder (test archives zipped on a desktop) or an extra file at
-/// the root (the Dutch server's `content.sig`), and so is a second `export.bin` or `export.sig`,
-/// since which one is meant cannot be known. Every entry is judged before any is inflated.
+/// name, a folder, a file in a sub-folder (test archives zipped on a desktop) or an unknown file at
+/// the root, and so is a second `export.bin` or `export.sig`, since which one is meant cannot be
+/// known. Every entry is judged before any is inflated.
+///
+/// One exception, because gaend is the app and the framework in one: a known app signature at the
+/// root (`knownAppSignatures`) is left uninflated and named in `ignoredEntries`. The Dutch server
+/// adds `content.sig`, a detached CMS signature over export.bin under the Dutch PKI
+/// (nl-covid19-notification-app-backend `EksBuilderV1.cs`), which the Dutch app checks and strips,
+/// re-zipping export.bin and export.sig alone for the framework (nl-covid19-notification-app-android
+/// `ExposureNotificationsRepository.validateAndWrite`). gaend does not check it (it holds no Dutch
+/// root); export.sig, under the keys the owner trusts, still decides the verdict.
 package struct KeyFileArchive: Sendable {
     package var exportBinary: [UInt8]
     package var exportSignature: [UInt8]
+    /// Root entries passed over, in the archive's order: known app signatures only.
+    package var ignoredEntries: [String]
 
     package static let binaryName = "export.bin"
     package static let signatureName = "export.sig"
+    /// Root entries that apps' servers add beside the export pair and that their apps strip.
+    package static let knownAppSignatures: Set<String> = ["content.sig"]
 
-    package init(exportBinary: [UInt8], exportSignature: [UInt8]) {
+    package init(exportBinary: [UInt8], exportSignature: [UInt8], ignoredEntries: [String] = []) {
         self.exportBinary = exportBinary
         self.exportSignature = exportSignature
+        self.ignoredEntries = ignoredEntries
     }
 
     /// Reads an archive from its bytes.
@@ -27,6 +40,7 @@ package struct KeyFileArchive: Sendable {
         let directory = try ZipDirectory(bytes)
         var binary: ZipDirectory.Entry?
         var signature: ZipDirectory.Entry?
+        var ignored = [String]()
         // In the archive's order, as Google's unzip: the first entry that breaks the rule is named.
         for entry in directory.entries {
             switch entry.path {
@@ -36,6 +50,9 @@ package struct KeyFileArchive: Sendable {
             case Self.signatureName where entry.isFile:
                 guard signature == nil else { throw .archive("two \(Self.signatureName) entries") }
                 signature = entry
+            case let path where Self.knownAppSignatures.contains(path) && entry.isFile:
+                guard !ignored.contains(path) else { throw .archive("two \(path) entries") }
+                ignored.append(path)
             default:
                 throw .archive(Self.refusal(of: entry, in: directory))
             }
@@ -44,6 +61,7 @@ package struct KeyFileArchive: Sendable {
             let missing = [binary == nil ? Self.binaryName : nil, signature == nil ? Self.signatureName : nil].compactMap { $0 }
             throw .archive("no \(missing.joined(separator: " or ")) at the root")
         }
+        ignoredEntries = ignored
         exportBinary = try Self.extract(binary, from: directory, limit: KeyFileLimits.maximumEntryBytes)
         exportSignature = try Self.extract(signature, from: directory, limit: KeyFileLimits.maximumSignatureFileBytes)
     }

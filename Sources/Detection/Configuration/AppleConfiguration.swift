@@ -1,19 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-package import Foundation
-
-/// A configuration value that is wrong, named by its key.
-package struct ConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
-    package var key: String
-    package var problem: String
-
-    package init(key: String, problem: String) {
-        self.key = key
-        self.problem = problem
-    }
-
-    package var description: String { key.isEmpty ? problem : "\(key): \(problem)" }
-}
+import Foundation
 
 extension ExposureConfiguration {
     static let v2Keys: Set<String> = [
@@ -29,20 +16,17 @@ extension ExposureConfiguration {
         "transmissionRiskWeight", "transmissionRiskScores", "transmissionRiskLevelValues", "riskScoreFormula",
     ]
     static let perDayKeys: Set<String> = ["factorLow", "factorMedium", "triggerThreshold"]
+    /// The verdict keys gaend's own dictionary adds: Koronavilkku's daily minimum.
+    static let verdictKeys: Set<String> = ["minimumDailyScore"]
 
-    /// Reads the JSON object of the sample apps (v1 and v2 shapes) and SwissCovid's per-day keys.
-    /// `attenuationDurationThresholds` serves all three: 3 values for v2, 2 for v1 and per-day (with
-    /// 2, v2 has no medium bucket). Unknown keys are refused, so a typo cannot go unnoticed.
-    package init(json data: Data) throws(ConfigurationError) {
-        let root: Any
-        do {
-            root = try JSONSerialization.jsonObject(with: data)
-        } catch {
-            throw ConfigurationError(key: "", problem: "not JSON (\(error.localizedDescription))")
-        }
-        guard let object = root as? [String: Any] else { throw ConfigurationError(key: "", problem: "not a JSON object") }
-        let reader = Reader(object: object)
-        let known = Self.v2Keys.union(Self.v1Keys).union(Self.perDayKeys).union(["attenuationDurationThresholds"])
+    /// Reads Apple's `ENExposureConfiguration` dictionary, as the sample apps write it (v1 and v2
+    /// shapes, seeds/000 and seeds/004), with SwissCovid's per-day keys and `minimumDailyScore` as
+    /// gaend's own additions for the verdict. `attenuationDurationThresholds` serves all three: 3
+    /// values for v2, 2 for v1 and per-day (with 2, v2 has no medium bucket). Unknown keys are
+    /// refused, so a typo cannot go unnoticed: this shape has no keys of an app's UI.
+    init(apple object: [String: Any]) throws(ConfigurationError) {
+        let reader = ConfigurationReader(object: object)
+        let known = Self.v2Keys.union(Self.v1Keys).union(Self.perDayKeys).union(Self.verdictKeys).union(["attenuationDurationThresholds"])
         if let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
             throw ConfigurationError(key: unknown, problem: "not a configuration key")
         }
@@ -51,6 +35,11 @@ extension ExposureConfiguration {
         let hasV1 = object.keys.contains { Self.v1Keys.contains($0) }
         let hasPerDay = object.keys.contains { Self.perDayKeys.contains($0) }
 
+        let hasVerdict = object.keys.contains { Self.verdictKeys.contains($0) }
+        if hasPerDay && hasVerdict {
+            throw ConfigurationError(key: "minimumDailyScore", problem: "one verdict rule per configuration: the per-day keys (factorLow...) are another")
+        }
+        var v2Configuration: V2Configuration?
         if hasV2 || (!hasV1 && !hasPerDay) {
             var v2 = V2Configuration()
             if let thresholds {
@@ -64,6 +53,8 @@ extension ExposureConfiguration {
                 if let value = try reader.number(name, in: 0...250) { v2.bucketWeights[index] = value }
             }
             if let map = object["infectiousnessForDaysSinceOnsetOfSymptoms"] {
+                // A map given is the whole map: the days it leaves out are none (Apple).
+                v2.infectiousnessForDaysSinceOnset = [:]
                 guard let entries = map as? [String: Any] else {
                     throw ConfigurationError(key: "infectiousnessForDaysSinceOnsetOfSymptoms", problem: "expected an object of day → 0, 1 or 2")
                 }
@@ -98,11 +89,10 @@ extension ExposureConfiguration {
             }
             if let value = try reader.number("minimumWindowScore", in: 0...Double.greatestFiniteMagnitude) { v2.minimumWindowScore = value }
             if let value = try reader.integer("daysSinceLastExposureThreshold", in: 0...14) { v2.daysSinceLastExposureThreshold = value }
-            self.v2 = v2
-        } else {
-            v2 = nil
+            v2Configuration = v2
         }
 
+        var v1Configuration: V1Configuration?
         if hasV1 {
             var v1 = V1Configuration()
             if let value = try reader.integer("minimumRiskScore", in: 0...4096) { v1.minimumRiskScore = value }
@@ -128,13 +118,14 @@ extension ExposureConfiguration {
                 }
                 v1.attenuationDurationThresholds = thresholds
             }
-            self.v1 = v1
-        } else {
-            v1 = nil
+            v1Configuration = v1
         }
 
+        var rule: ExposureRule?
         if hasPerDay {
             var perDay = PerDayConfiguration()
+            // Scored from v1 alone, the per-day minutes are capped as the v1 frameworks reported them.
+            if v2Configuration == nil && v1Configuration != nil { perDay.minutesCap = 30 }
             if let thresholds {
                 guard thresholds.count >= 2 else {
                     throw ConfigurationError(key: "attenuationDurationThresholds", problem: "the per-day check takes 2 thresholds, got \(thresholds.count)")
@@ -144,68 +135,11 @@ extension ExposureConfiguration {
             if let value = try reader.number("factorLow", in: 0...10) { perDay.factorLow = value }
             if let value = try reader.number("factorMedium", in: 0...10) { perDay.factorMedium = value }
             if let value = try reader.number("triggerThreshold", in: 0...1440) { perDay.triggerThreshold = value }
-            self.perDay = perDay
-        } else {
-            perDay = nil
+            rule = .perDayDuration(perDay)
         }
-    }
-
-    /// Typed access to the object's values, each failure naming its key.
-    private struct Reader {
-        let object: [String: Any]
-
-        func number(_ key: String, in range: ClosedRange<Double>) throws(ConfigurationError) -> Double? {
-            guard let raw = object[key] else { return nil }
-            guard !Self.isBoolean(raw), let value = (raw as? NSNumber).map({ $0.doubleValue }), value.isFinite, range.contains(value) else {
-                throw ConfigurationError(key: key, problem: "\(raw) is not a number in \(Self.text(range.lowerBound))...\(Self.text(range.upperBound))")
-            }
-            return value
+        if let minimum = try reader.number("minimumDailyScore", in: 0...Double.greatestFiniteMagnitude) {
+            rule = .minimumDailyScore(minimum)
         }
-
-        func integer(_ key: String, in range: ClosedRange<Int>) throws(ConfigurationError) -> Int? {
-            guard let raw = object[key] else { return nil }
-            guard !Self.isBoolean(raw), let number = raw as? NSNumber, Double(number.intValue) == number.doubleValue,
-                case let value = number.intValue, range.contains(value)
-            else {
-                throw ConfigurationError(key: key, problem: "\(raw) is not an integer in \(range.lowerBound)...\(range.upperBound)")
-            }
-            return value
-        }
-
-        func scores(_ key: String, alias: String) throws(ConfigurationError) -> [Int]? {
-            guard let name = object[key] != nil ? key : (object[alias] != nil ? alias : nil) else { return nil }
-            // `as? Int` bridges only an integer Int holds; NSNumber.intValue would take 2^64 + 1 for
-            // 1 and 1.5 for 1.
-            guard let values = object[name] as? [Any], values.count == 8,
-                case let numbers = values.compactMap({ Self.isBoolean($0) ? nil : $0 as? Int }), numbers.count == 8
-            else {
-                throw ConfigurationError(key: name, problem: "expected 8 integers")
-            }
-            guard numbers.allSatisfy({ (0...8).contains($0) }) else {
-                throw ConfigurationError(key: name, problem: "every score must be 0...8")
-            }
-            return numbers
-        }
-
-        func thresholds(_ key: String) throws(ConfigurationError) -> [Int]? {
-            guard let raw = object[key] else { return nil }
-            guard let values = raw as? [Int], (1...3).contains(values.count) else {
-                throw ConfigurationError(key: key, problem: "expected 2 or 3 integers")
-            }
-            guard values.allSatisfy({ (0...255).contains($0) }), zip(values, values.dropFirst()).allSatisfy({ $0 < $1 }) else {
-                throw ConfigurationError(key: key, problem: "\(values) must be strictly increasing dB values in 0...255")
-            }
-            return values
-        }
-
-        /// JSON `true`/`false`: Foundation on Linux gives them as a boolean subclass of NSNumber, which
-        /// `as? Int` would also accept, so `true` would pass for 1.
-        static func isBoolean(_ value: Any) -> Bool {
-            value is NSNumber && ObjectIdentifier(type(of: value)) != ObjectIdentifier(NSNumber.self)
-        }
-
-        static func text(_ value: Double) -> String {
-            value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : "\(value)"
-        }
+        self.init(v2: v2Configuration, v1: v1Configuration, rule: rule, format: .apple)
     }
 }

@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+package import Foundation
+
+/// The shapes health authorities served their configurations in, each recognised from its keys
+/// (docs/detection.md, "Configuration"). Each reader refuses what gaend cannot honour and names the
+/// key; keys of an app's UI in the shapes that carry them are passed over.
+package enum ConfigurationFormat: String, Hashable, Sendable, CaseIterable {
+    /// Apple's `ENExposureConfiguration` dictionary (v2 and v1 names; gaend's own shape).
+    case apple
+    /// Google's `DailySummariesConfig` and `DiagnosisKeysDataMapping` in JSON, as Finland's
+    /// Koronavilkku serves them (`GET /exposure/configuration/v2`).
+    case googleDailySummaries
+    /// The Exposure Notifications Express configuration (google/exposure-notifications-android
+    /// `app/configs/sample.json`), its classifications included.
+    case enx
+    /// SwissCovid's `GAENSDKConfig`, alone or in the app configuration that carries it.
+    case swissCovid
+    /// Google's v1 `ExposureConfiguration` names, as the Netherlands served them
+    /// (`RiskCalcDefaults.json`).
+    case googleV1
+
+    package var name: String {
+        switch self {
+        case .apple: "Apple ENExposureConfiguration"
+        case .googleDailySummaries: "Google DailySummariesConfig"
+        case .enx: "Exposure Notifications Express"
+        case .swissCovid: "SwissCovid GAENSDKConfig"
+        case .googleV1: "Google v1 ExposureConfiguration"
+        }
+    }
+
+    /// The shape `object` is in: the first whose distinctive keys it carries, Apple's otherwise
+    /// (whose reader then names any key it does not know).
+    static func recognise(_ object: [String: Any]) -> ConfigurationFormat {
+        if object["config"] is [String: Any] { return .enx }
+        let keys = Set(object.keys)
+        if !keys.isDisjoint(with: SwissCovidShape.distinctiveKeys) { return .swissCovid }
+        if !keys.isDisjoint(with: GoogleDailySummariesShape.distinctiveKeys) { return .googleDailySummaries }
+        if !keys.isDisjoint(with: GoogleV1Shape.distinctiveKeys) { return .googleV1 }
+        return .apple
+    }
+}
+
+extension ExposureConfiguration {
+    /// The largest configuration read: Koronavilkku's is 2 KB and ENX's, with its texts, 12 KB.
+    package static let maximumBytes = 256 << 10
+
+    /// Reads a configuration in any shape gaend knows, recognised from its keys.
+    package init(json data: Data) throws(ConfigurationError) {
+        guard data.count <= Self.maximumBytes else {
+            throw ConfigurationError(key: "", problem: "\(data.count) bytes, over the \(Self.maximumBytes)-byte limit")
+        }
+        let root: Any
+        do {
+            root = try JSONSerialization.jsonObject(with: data)
+        } catch {
+            throw ConfigurationError(key: "", problem: "not JSON (\(error.localizedDescription))")
+        }
+        guard let object = root as? [String: Any] else { throw ConfigurationError(key: "", problem: "not a JSON object") }
+        switch ConfigurationFormat.recognise(object) {
+        case .apple: try self.init(apple: object)
+        case .googleDailySummaries: try self.init(googleDailySummaries: object)
+        case .enx: try self.init(enx: object)
+        case .swissCovid: try self.init(swissCovid: object)
+        case .googleV1: try self.init(googleV1: object)
+        }
+    }
+}
