@@ -232,6 +232,7 @@ let package = Package(
                 "Detection", "ContactLog", "KeyFiles", "ENCore", "ENCrypto", "Storage", "GaendTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
+            resources: [.copy("Fixtures")],
             swiftSettings: strictSwift),
         .testTarget(
             name: "ContactLogTests",

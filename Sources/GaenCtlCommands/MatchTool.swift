@@ -16,7 +16,7 @@ struct MatchTool: AsyncParsableCommand {
         abstract: "Match key files against a contact log and print exposure windows and summaries.",
         discussion: """
             Only verified files are matched (trusted keys as in `tools inspect`). CONFIG.json is the \
-            health authority's configuration in the sample apps' v1 or v2 shape (docs/detection.md). \
+            health authority's configuration in any shape gaend reads (docs/detection.md). \
             Exit 0 when every file verified, 1 otherwise.
             """)
 
@@ -38,13 +38,7 @@ struct MatchTool: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        guard let configData = FileManager.default.contents(atPath: config) else { throw UsageError("--config", "\(config) cannot be read") }
-        let configuration: ExposureConfiguration
-        do {
-            configuration = try ExposureConfiguration(json: configData)
-        } catch {
-            throw UsageError("--config", "\(config): \(error)")
-        }
+        let configuration = try readExposureConfiguration(config)
         // A given day is scored as at its noon, so whole days from a key's start are the days between.
         let now = try parseDay(today, argument: "--today").map { $0.start.adding(seconds: 43_200) } ?? SystemWallClock().now()
         var inputs = [(name: String, bytes: [UInt8])]()
@@ -92,6 +86,8 @@ struct MatchTool: AsyncParsableCommand {
         for day in result.perDay {
             print("  per day \(day.day): low \(day.lowMinutes) min, medium \(day.mediumMinutes) min → \(day.weightedMinutes)\(day.exposed ? " EXPOSED" : "")")
         }
+        if let (classification, day) = result.verdict.classification { print("  classification \(classification), latest on \(day)") }
+        print(result.exposureDays.isEmpty ? "no exposure" : "exposure days: \(result.exposureDays.map(\.description).joined(separator: ", "))")
     }
 }
 

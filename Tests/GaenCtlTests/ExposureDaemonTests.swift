@@ -21,38 +21,9 @@ struct ExposureDaemonTests {
         let data = DataDirectory(path: directory.path + "/data")
         let tek = Bytes16(words: (0x0102_0304_0506_0708, 0x090A_0B0C_0D0E_0F10))
         let day = UTCDay(containing: SystemWallClock().now()).advanced(by: -2)
-        let crypto = try ExposureKeyCrypto()
-        let (rpik, aemk) = crypto.keys(for: tek)
-        do {
-            let writer = try ContactLogWriter(
-                dataDirectory: data, clock: SystemWallClock(), logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
-            let first = day.start.adding(seconds: 9 * 3600)
-            // Five scans, 4 minutes apart, at −55 dB: about 20 minutes near the key's owner.
-            for scan in 0..<5 {
-                let seen = first.adding(seconds: Int64(scan) * 240)
-                let rpi = crypto.rpi(rpik: rpik, interval: try #require(ENIntervalNumber(containing: seen)))
-                var rssi = RSSISummary()
-                rssi.add(-55)
-                let aggregate = ContactAggregate(
-                    rpi: rpi, aem: crypto.aem(for: .version1_1(txPower: 0, calibrationConfidence: .low), aemk: aemk, rpi: rpi), firstSeen: seen,
-                    lastSeen: seen.adding(seconds: 1), reports: 1, rssi: rssi, previousScanEnd: seen.adding(seconds: -236))
-                try await writer.append(
-                    window: ScanWindowRecord(
-                        start: seen, end: seen.adding(seconds: 4), reports: 1, exposureNotificationReports: 1, aggregates: 1,
-                        previousScanEnd: seen.adding(seconds: -236), monotonicMilliseconds: 4000),
-                    aggregates: [aggregate])
-            }
-        }
-        let signing = try ECDSAPrivateKey()
-        let key = try TemporaryExposureKey(keyData: tek, rollingStartIntervalNumber: try #require(day.firstInterval))
-        let zip = try KeyFileWriter(signingKey: signing, keyID: "310", keyVersion: "v1").archive(
-            KeyExport(
-                startTimestamp: 1, endTimestamp: 2, region: "CH",
-                keys: [DiagnosisKey(key: key, transmissionRiskLevel: 4, reportType: .confirmedTest, daysSinceOnsetOfSymptoms: 0)]))
-        let server = try HTTPFixture()
-        try await server.set(["/index.txt": .text("1.zip\n"), "/1.zip": HTTPFixture.Route(body: zip)])
         let pem = directory.path + "/export.pem"
-        try signing.publicKeyPEM.write(toFile: pem, atomically: true, encoding: .utf8)
+        let planted = try await PlantedExposure(data: data, pemPath: pem, tek: tek, day: day, region: "CH")
+        let server = planted.server
         let notify = try NotifySocket(path: directory.path + "/notify.sock")
 
         let harness = try ManagerHarness(

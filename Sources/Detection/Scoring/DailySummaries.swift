@@ -28,6 +28,12 @@ package struct DailySummary: Hashable, Sendable {
     package var day: UTCDay
     package var total: SummaryData
     package var byReportType: [ReportTypeKey: SummaryData]
+
+    package init(day: UTCDay, total: SummaryData, byReportType: [ReportTypeKey: SummaryData] = [:]) {
+        self.day = day
+        self.total = total
+        self.byReportType = byReportType
+    }
 }
 
 /// Scores exposure windows into daily summaries as Google's `DailySummaryUtils` does, with Apple's

@@ -35,28 +35,17 @@ package enum ExposureJudge {
         let perDay = configuration.perDay.map { PerDayCheck.results(windows, configuration: $0, today: today) } ?? []
         let days: [ExposureDay]
         switch configuration.rule {
-        case .scoreAboveZero:
-            days = summaries.filter { $0.total.scoreSum > 0 }.map { ExposureDay(day: $0.day) }
-        case .minimumDailyScore(let minimum):
-            // Koronavilkku's Android app rounds the day's scoreSum, ties up (Kotlin roundToInt), and
-            // compares with ≥ (ExposureUpdateWorker).
-            days = summaries.filter { $0.total.scoreSum > 0 && ($0.total.scoreSum + 0.5).rounded(.down) >= minimum }.map { ExposureDay(day: $0.day) }
-        case .classifications(let classifications):
-            days = summaries.compactMap { summary in
-                guard summary.total.scoreSum > 0,
-                    let best = classifications.filter({ $0.isReached(by: summary) }).min(by: { $0.index < $1.index })
-                else { return nil }
-                return ExposureDay(day: summary.day, classification: Classification(index: best.index, name: best.name))
-            }
         case .perDayDuration:
             days = perDay.filter(\.exposed).map { ExposureDay(day: $0.day) }
         case .v1RiskScore:
             let verdict = ExposureVerdict(days: (v1?.days ?? []).sorted().map { ExposureDay(day: $0) }, lastExposure: v1?.lastExposure)
             return WindowScores(dailySummaries: summaries, perDay: perDay, verdict: verdict)
+        case .scoreAboveZero, .minimumDailyScore, .classifications:
+            days = exposureDays(summaries, rule: configuration.rule)
         }
-        let exposureDays = Set(days.map(\.day))
+        let daySet = Set(days.map(\.day))
         let counted = windows.filter { window in
-            guard exposureDays.contains(window.day) else { return false }
+            guard daySet.contains(window.day) else { return false }
             if let perDayConfiguration = configuration.perDay {
                 return ReportTypeKey(rawValue: Int(window.reportType.rawValue)) != nil
                     && window.scanInstances.contains { $0.typicalAttenuation < perDayConfiguration.attenuationThresholds[1] }
@@ -65,5 +54,27 @@ package enum ExposureJudge {
         }
         let verdict = ExposureVerdict(days: days, lastExposure: counted.compactMap(\.start).max())
         return WindowScores(dailySummaries: summaries, perDay: perDay, verdict: verdict)
+    }
+
+    /// The exposure days the daily summaries make under a rule that judges summaries (the others,
+    /// SwissCovid's and v1's, judge windows and keys: no day here).
+    package static func exposureDays(_ summaries: [DailySummary], rule: ExposureRule) -> [ExposureDay] {
+        switch rule {
+        case .scoreAboveZero:
+            return summaries.filter { $0.total.scoreSum > 0 }.map { ExposureDay(day: $0.day) }
+        case .minimumDailyScore(let minimum):
+            // Koronavilkku's Android app rounds the day's scoreSum, ties up (Kotlin roundToInt), and
+            // compares with ≥ (ExposureUpdateWorker).
+            return summaries.filter { $0.total.scoreSum > 0 && ($0.total.scoreSum + 0.5).rounded(.down) >= minimum }.map { ExposureDay(day: $0.day) }
+        case .classifications(let classifications):
+            return summaries.sorted { $0.day < $1.day }.compactMap { summary in
+                guard summary.total.scoreSum > 0,
+                    let best = classifications.filter({ $0.isReached(by: summary) }).min(by: { $0.index < $1.index })
+                else { return nil }
+                return ExposureDay(day: summary.day, classification: Classification(index: best.index, name: best.name))
+            }
+        case .perDayDuration, .v1RiskScore:
+            return []
+        }
     }
 }
