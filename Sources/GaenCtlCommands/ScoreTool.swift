@@ -73,7 +73,8 @@ struct ScoreTool: ParsableCommand {
         let exposed = Set(scores.verdict.dayList)
         let classes = Dictionary(scores.verdict.days.map { ($0.day, $0.classification) }, uniquingKeysWith: { first, _ in first })
         for summary in scores.dailySummaries {
-            var line = "day \(summary.day): score sum \(summary.total.scoreSum), maximum \(summary.total.maximumScore), weighted duration \(summary.total.weightedDurationSum) s"
+            var line =
+                "day \(summary.day): score sum \(summary.total.scoreSum), maximum \(summary.total.maximumScore), weighted duration \(summary.total.weightedDurationSum) s"
             if exposed.contains(summary.day) {
                 line += ": EXPOSURE"
                 if let classification = classes[summary.day] ?? nil { line += ", classification \(classification)" }

@@ -35,12 +35,13 @@ func configurationFixture(_ name: String) throws -> ExposureConfiguration {
         }
         #expect(classifications.map(\.index) == [1, 2, 3, 4])
         #expect(classifications.map(\.name) == ["Classification 1", "Classification 2", "Classification 3", "Classification 4"])
-        #expect(classifications.map(\.scoreSumByReportType) == [
-            [.confirmedTest: 2700, .confirmedClinicalDiagnosis: 0, .selfReport: 0, .recursive: 0],
-            [.confirmedTest: 1, .confirmedClinicalDiagnosis: 0, .selfReport: 0, .recursive: 0],
-            [.confirmedTest: 0, .confirmedClinicalDiagnosis: 1, .selfReport: 0, .recursive: 0],
-            [.confirmedTest: 0, .confirmedClinicalDiagnosis: 0, .selfReport: 1, .recursive: 0],
-        ])
+        #expect(
+            classifications.map(\.scoreSumByReportType) == [
+                [.confirmedTest: 2700, .confirmedClinicalDiagnosis: 0, .selfReport: 0, .recursive: 0],
+                [.confirmedTest: 1, .confirmedClinicalDiagnosis: 0, .selfReport: 0, .recursive: 0],
+                [.confirmedTest: 0, .confirmedClinicalDiagnosis: 1, .selfReport: 0, .recursive: 0],
+                [.confirmedTest: 0, .confirmedClinicalDiagnosis: 0, .selfReport: 1, .recursive: 0],
+            ])
         #expect(classifications.allSatisfy { $0.scoreSum == 0 && $0.maximumScore == 0 && $0.weightedDuration == 0 })
     }
 
@@ -187,11 +188,17 @@ func configurationFixture(_ name: String) throws -> ExposureConfiguration {
         (#"{"config": {"attenuationImmediateWeight": 300}}"#, "attenuationImmediateWeight: 300 is not a number in 0...250"),
         (#"{"config": {"confirmedTestPerDaySumERVThreshold_5": 1}}"#, "confirmedTestPerDaySumERVThreshold_5: ENX has classifications 1...4"),
         (#"{"config": {"attenuationImmediateWieght": 150}}"#, "attenuationImmediateWieght: not a key of the ENX configuration"),
-        (String(decoding: enx(#", "symptomOnsetToInfectiousnessMap": "0xZZ""#), as: UTF8.self), "symptomOnsetToInfectiousnessMap: \"0xZZ\" is not a hex number"),
+        (
+            String(decoding: enx(#", "symptomOnsetToInfectiousnessMap": "0xZZ""#), as: UTF8.self),
+            "symptomOnsetToInfectiousnessMap: \"0xZZ\" is not a hex number"
+        ),
         (String(decoding: enx(#", "symptomOnsetToInfectiousnessMap": "0x3""#), as: UTF8.self), "symptomOnsetToInfectiousnessMap: entry 0 is 3"),
         (String(decoding: enx(#", "reportTypeNoneMap": 5"#), as: UTF8.self), "reportTypeNoneMap: 5 is not an integer in 0...4"),
         (#"{"attenuationBucketWeights": [1, 1, 1, 1]}"#, "attenuationBucketThresholdDb: missing"),
-        (#"{"attenuationBucketThresholdDb": [55, 70, 80], "attenuationBucketWeights": [2.6, 1, 1, 1]}"#, "attenuationBucketWeights: 2.6 is not a number in 0...2.5"),
+        (
+            #"{"attenuationBucketThresholdDb": [55, 70, 80], "attenuationBucketWeights": [2.6, 1, 1, 1]}"#,
+            "attenuationBucketWeights: 2.6 is not a number in 0...2.5"
+        ),
         (#"{"attenuationBucketThresholdDb": [55, 70], "attenuationBucketWeights": [1, 1, 1, 1]}"#, "attenuationBucketThresholdDb: expected 3 integers"),
         (
             #"{"attenuationBucketThresholdDb": [55, 70, 80], "attenuationBucketWeights": [1, 1, 1, 1], "reportTypeWeightConfirmedTests": 1}"#,

@@ -125,7 +125,9 @@ import Testing
 
     /// Android `testDefault` and `testChangedConfiguration` (minutes in; the third bucket ignored).
     @Test func theThresholdCasesInMinutes() {
-        for (low, medium, high, expected) in [(15, 0, 0, true), (10, 10, 0, true), (0, 30, 0, true), (30, 30, 30, true), (14, 1, 0, false), (5, 19, 0, false), (0, 29, 30, false)] {
+        for (low, medium, high, expected) in [
+            (15, 0, 0, true), (10, 10, 0, true), (0, 30, 0, true), (30, 30, 30, true), (14, 1, 0, false), (5, 19, 0, false), (0, 29, 30, false),
+        ] {
             #expect(Self.exposed([Self.window(low: low * 60, medium: medium * 60, high: high * 60)]) == expected, "\(low) \(medium) \(high)")
         }
         let changed = Self.perDay(factorLow: 0.5, factorMedium: 2, trigger: 10)
@@ -153,7 +155,8 @@ import Testing
     /// iOS `testMatching`: 2 minutes in each bucket under five factor settings.
     @Test func theFactorCases() {
         for (factorLow, factorHigh, trigger, expected) in [(0.0, 1.0, 2.0, true), (1, 0, 2, true), (0, 0, 1, false), (0, 0.5, 2, false), (0.5, 0, 2, false)] {
-            #expect(Self.exposed([Self.window(low: 120, medium: 120)], Self.perDay(factorLow: factorLow, factorMedium: factorHigh, trigger: trigger)) == expected)
+            #expect(
+                Self.exposed([Self.window(low: 120, medium: 120)], Self.perDay(factorLow: factorLow, factorMedium: factorHigh, trigger: trigger)) == expected)
         }
     }
 
@@ -213,7 +216,8 @@ import Testing
     static func window(_ attenuation: Int, seconds: Int, type: ReportType = .confirmedTest, day: UTCDay = today) -> ExposureWindow {
         ExposureWindow(
             day: day, start: day.start.adding(seconds: 3600), reportType: type, infectiousness: .standard, calibrationConfidence: .medium,
-            transmissionRiskLevel: 0, scanInstances: [ScanInstance(typicalAttenuation: attenuation, minimumAttenuation: attenuation, secondsSinceLastScan: seconds)])
+            transmissionRiskLevel: 0,
+            scanInstances: [ScanInstance(typicalAttenuation: attenuation, minimumAttenuation: attenuation, secondsSinceLastScan: seconds)])
     }
 
     /// A window whose time is all in a 0-weight bucket scores 0 and is no exposure, with
@@ -240,8 +244,10 @@ import Testing
     @Test func koronavilkkusDailyMinimum() {
         let rule = ExposureRule.minimumDailyScore(900)
         func days(_ sum: Double) -> Int {
-            ExposureJudge.exposureDays([DailySummary(day: Self.today, total: SummaryData(maximumScore: sum, scoreSum: sum, weightedDurationSum: sum))], rule: rule)
-                .count
+            ExposureJudge.exposureDays(
+                [DailySummary(day: Self.today, total: SummaryData(maximumScore: sum, scoreSum: sum, weightedDurationSum: sum))], rule: rule
+            )
+            .count
         }
         #expect(days(900) == 1)
         #expect(days(899.5) == 1)

@@ -43,10 +43,11 @@ import Testing
         let window = try #require(first.windows.first)
         #expect(window.day == Self.today.advanced(by: -1))
         #expect(window.reportType == .confirmedClinicalDiagnosis && window.infectiousness == .high && window.calibrationConfidence == .lowest)
-        #expect(window.scanInstances == [
-            ScanInstance(typicalAttenuation: 25, minimumAttenuation: 30, secondsSinceLastScan: 300),
-            ScanInstance(typicalAttenuation: 25, minimumAttenuation: 30, secondsSinceLastScan: 299),
-        ])
+        #expect(
+            window.scanInstances == [
+                ScanInstance(typicalAttenuation: 25, minimumAttenuation: 30, secondsSinceLastScan: 300),
+                ScanInstance(typicalAttenuation: 25, minimumAttenuation: 30, secondsSinceLastScan: 299),
+            ])
     }
 
     /// gaend's own shape reads back what `DetectionResult.json` writes.
@@ -56,7 +57,8 @@ import Testing
             scanInstances: [ScanInstance(typicalAttenuation: 61, minimumAttenuation: 55, secondsSinceLastScan: 180)])
         let data = Data(JSONValue.array([DetectionResult.json(window)]).serialized().utf8)
         #expect(try WindowsFile(json: data, today: Self.today).windows == [window])
-        let google = #"[{"dateMillisSinceEpoch": 1728000000000, "reportType": "CONFIRMED_TEST", "infectiousness": "STANDARD", "scanInstances": [{"typicalAttenuationDb": 50, "minAttenuationDb": 45, "secondsSinceLastScan": 300}]}]"#
+        let google =
+            #"[{"dateMillisSinceEpoch": 1728000000000, "reportType": "CONFIRMED_TEST", "infectiousness": "STANDARD", "scanInstances": [{"typicalAttenuationDb": 50, "minAttenuationDb": 45, "secondsSinceLastScan": 300}]}]"#
         let read = try WindowsFile(json: Data(google.utf8), today: Self.today)
         #expect(read.windows.first?.day == UTCDay(daysSinceEpoch: 20_000) && read.windows.first?.reportType == .confirmedTest)
     }
@@ -64,7 +66,10 @@ import Testing
     static let refusals: [(String, String)] = [
         ("{}", "not a JSON array of exposure windows"),
         ("[1]", "window 0: not a JSON object"),
-        (#"[{"day": "2024-10-04", "report_type": "confirmed-test", "infectiousness": "standard", "scan_instances": []}, {"ageInDays": -1}]"#, "window 1, ageInDays: -1 is not"),
+        (
+            #"[{"day": "2024-10-04", "report_type": "confirmed-test", "infectiousness": "standard", "scan_instances": []}, {"ageInDays": -1}]"#,
+            "window 1, ageInDays: -1 is not"
+        ),
         (#"[{"day": "2024-13-04"}]"#, "window 0, day: 2024-13-04 is not YYYY-MM-DD"),
         (#"[{"ageInDays": 1, "reportType": 9, "infectiousness": 1, "scanInstances": []}]"#, "window 0, reportType: 9 is not one of"),
         (#"[{"ageInDays": 1, "reportType": 1, "infectiousness": 1}]"#, "window 0, scan_instances: missing"),
@@ -72,7 +77,10 @@ import Testing
             #"[{"ageInDays": 1, "reportType": 1, "infectiousness": 1, "scanInstances": [{"typicalAttenuation": 300, "minAttenuation": 1, "secondsSinceLastScan": 1}]}]"#,
             "window 0, scan instance 0, typicalAttenuation: 300 is not an integer in 0...255"
         ),
-        (#"[{"ageInDays": 1, "reportType": 1, "infectiousness": 1, "scanInstances": [{"typicalAttenuation": 30}]}]"#, "window 0, scan instance 0: no minimum_attenuation"),
+        (
+            #"[{"ageInDays": 1, "reportType": 1, "infectiousness": 1, "scanInstances": [{"typicalAttenuation": 30}]}]"#,
+            "window 0, scan instance 0: no minimum_attenuation"
+        ),
         (#"[{"reportType": 1}]"#, "window 0: no day"),
     ]
 

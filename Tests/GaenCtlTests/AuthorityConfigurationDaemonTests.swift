@@ -25,7 +25,7 @@ struct AuthorityConfigurationDaemonTests {
 
     /// 20 minutes, two days ago, at 55 dB of attenuation from a key the key server then publishes:
     /// ENX's sample puts it in its medium bucket (0.5: 600 s, classification 2), Koronavilkku's in
-    /// its immediate one (2.0: 2400 ≥ 900), SwissCovid's in its medium one (20 × 0.5 = 10 < 15).
+    /// its immediate one (2.0: 2400, × 1.5 for day 0 since onset: 3600 ≥ 900), SwissCovid's in its medium one (20 × 0.5 = 10 < 15).
     @Test func eachAuthoritysRuleDecidesAndAReloadSwitchesThem() async throws {
         let directory = try TemporaryDirectory()
         let data = DataDirectory(path: directory.path + "/data")
@@ -72,7 +72,9 @@ struct AuthorityConfigurationDaemonTests {
             return now["exposure_classification"] as? Int == 0 && now["exposure_days"] as? [String] == [day.description]
         }
         let summaries = try harness.json(["exposures", "--summaries"]) as? [[String: Any]] ?? []
-        #expect(summaries.first?["score_sum"] as? Double == 2400 && summaries.first?["exposed"] as? Bool == true, "\(summaries)")
+        // Day 0 since onset is high infectiousness in Finland (1.5): 2400 weighted seconds score 3600.
+        #expect(summaries.first?["weighted_duration_sum"] as? Double == 2400, "\(summaries)")
+        #expect(summaries.first?["score_sum"] as? Double == 3600 && summaries.first?["exposed"] as? Bool == true, "\(summaries)")
 
         // A file gaend cannot read refuses the reload, naming the file and the key; the old one stays.
         try Data(#"{"attenuationBucketThresholdDb": [55, 70, 80], "attenuationBucketWeights": [2, 1, 0.25, 3]}"#.utf8)
@@ -133,13 +135,18 @@ struct AuthorityConfigurationDaemonTests {
             #expect((object["classification"] as? [String: Any])?["index"] as? Int == classification, "\(name)")
         }
         let text = try ToolRunner.run("gaenctl", ["tools", "score", "--config", Self.fixture("enx-sample.json"), windows, "--today", "2026-11-22"])
-        #expect(text.standardOutput.contains("day 2026-11-20: score sum 960.0, maximum 960.0, weighted duration 960.0 s: EXPOSURE, classification 2 (Classification 2)"), "\(text.standardOutput)")
+        #expect(
+            text.standardOutput.contains(
+                "day 2026-11-20: score sum 960.0, maximum 960.0, weighted duration 960.0 s: EXPOSURE, classification 2 (Classification 2)"),
+            "\(text.standardOutput)")
         #expect(text.standardOutput.hasSuffix("exposure days: 2026-11-20\n"), "\(text.standardOutput)")
 
         let v1 = try ToolRunner.run("gaenctl", ["tools", "score", "--config", Self.fixture("nl-RiskCalcDefaults.json"), windows])
         #expect(v1.status == 2 && v1.standardError.contains("is a v1 configuration"), "\(v1.standardError)")
-        try Data(#"[{"day": "2026-11-20", "report_type": "confirmed-test", "infectiousness": "standard", "scan_instances": [{"typical_attenuation": 40}]}]"#.utf8)
-            .write(to: URL(fileURLWithPath: windows))
+        try Data(
+            #"[{"day": "2026-11-20", "report_type": "confirmed-test", "infectiousness": "standard", "scan_instances": [{"typical_attenuation": 40}]}]"#.utf8
+        )
+        .write(to: URL(fileURLWithPath: windows))
         let bad = try ToolRunner.run("gaenctl", ["tools", "score", "--config", Self.fixture("enx-sample.json"), windows])
         #expect(bad.status == 2 && bad.standardError.contains("window 0, scan instance 0: no minimum_attenuation"), "\(bad.standardError)")
         let config = directory.path + "/config.json"

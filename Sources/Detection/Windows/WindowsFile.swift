@@ -94,7 +94,9 @@ package struct WindowsFile: Sendable {
                     throw Failure(location: "scan instance \(position)", problem: "no \(names[0])")
                 }
                 guard let number = ConfigurationReader.integer(instance[name]!), range.contains(number) else {
-                    throw Failure(location: "scan instance \(position), \(name)", problem: "\(instance[name]!) is not an integer in \(range.lowerBound)...\(range.upperBound)")
+                    throw Failure(
+                        location: "scan instance \(position), \(name)",
+                        problem: "\(instance[name]!) is not an integer in \(range.lowerBound)...\(range.upperBound)")
                 }
                 return number
             }

@@ -16,7 +16,8 @@ struct StatusCommand: AsyncParsableCommand {
     /// The answer to "was I exposed?" first, then the beacon (what it is doing, why not, what is on
     /// the air and until when), then detection and the key server, as bluetoothctl orders it.
     static let order: [Manager1.Property] = [
-        .exposureDays, .lastExposureTime, .exposureClassification, .status, .statusReason, .authorizationStatus, .enabled, .radioBackend, .advertising, .advertisingSince,
+        .exposureDays, .lastExposureTime, .exposureClassification, .status, .statusReason, .authorizationStatus, .enabled, .radioBackend, .advertising,
+        .advertisingSince,
         .address, .rpiInterval, .nextRotation, .lastScanTime, .sightingsToday, .keyServer, .lastDownloadTime, .lastDetectionTime, .lastDetectionError,
         .detectionsRemaining, .nextDetectionTime, .region, .version,
     ]
