@@ -10,7 +10,10 @@
 - keyserver: the request bodies gaend's clients send (Sources/KeyFiles/Clients) and the API tests
   use, one per route;
 - server-answers: what a real gaen-keyserver on loopback answers those clients, its exposure
-  configuration and its export index.
+  configuration and its export index, and the configurations real authorities served
+  (Tests/DetectionTests/Fixtures/configurations, SOURCES.md there);
+- scoring: each of those configurations with windows, gaend's own and Corona-Warn-App's test
+  vectors' (Tests/DetectionTests/Fixtures/windows), the configuration's length in two bytes first.
 
 The first byte of a contact-log seed is the target's flag (1: checksums are made right), of a
 keyserver seed the route (0 publish, 1 publish with a signed `$CERT`, 2 verify, 3 certificate,
@@ -220,6 +223,36 @@ def http_requests(corpus):
           b'GET /x HTTP/1.1\r\n\r\n')
 
 
+AUTHORITY_CONFIGURATIONS = {
+    'cwa-ios-exposure-configuration.json': 'cwa-ios', 'enx-sample.json': 'enx', 'koronavilkku-v2.json': 'koronavilkku',
+    'nl-RiskCalcDefaults.json': 'nl-v1', 'swisscovid-app-ios-config-response.json': 'swisscovid-answer',
+    'swisscovid-gaensdkconfig.json': 'swisscovid',
+}
+
+
+def scoring(corpus):
+    """The authorities' configurations as served answers, and each with windows to score."""
+    fixtures = os.path.join(ROOT, 'Tests/DetectionTests/Fixtures')
+    with open(os.path.join(fixtures, 'windows/cwa-exposure-windows-risk-calculation.json')) as file:
+        cases = json.load(file)['testCases']
+    own = json.dumps([
+        {'day': '2024-10-03', 'report_type': 'confirmed-test', 'infectiousness': 'standard', 'calibration_confidence': 'medium',
+         'scan_instances': [{'typical_attenuation': 40, 'minimum_attenuation': 38, 'seconds_since_last_scan': 960},
+                            {'typical_attenuation': 58, 'minimum_attenuation': 50, 'seconds_since_last_scan': 300}]},
+        {'day': '2024-10-04', 'report_type': 'self-report', 'infectiousness': 'high', 'calibration_confidence': 'low',
+         'scan_instances': [{'typical_attenuation': 95, 'minimum_attenuation': 90, 'seconds_since_last_scan': 1800}]}]).encode()
+    for index, (file_name, name) in enumerate(sorted(AUTHORITY_CONFIGURATIONS.items(), key=lambda item: item[1])):
+        with open(os.path.join(fixtures, 'configurations', file_name), 'rb') as file:
+            body = file.read()
+        write(corpus, 'server-answers', f'configuration-{name}', bytes([0, 0]) + body)
+        windows = json.dumps(cases[(index * 5) % len(cases)]['exposureWindows']).encode() if index % 2 else own
+        write(corpus, 'scoring', name, len(body).to_bytes(2, 'big') + body + windows)
+    # Corona-Warn-App's case with a negative secondsSinceLastScan, under SwissCovid's rule.
+    with open(os.path.join(fixtures, 'configurations/swisscovid-gaensdkconfig.json'), 'rb') as file:
+        body = file.read()
+    write(corpus, 'scoring', 'swisscovid-negative-seconds', len(body).to_bytes(2, 'big') + body + json.dumps(cases[27]['exposureWindows']).encode())
+
+
 def main():
     gaenctl, keyserver, corpus = sys.argv[1], sys.argv[2], sys.argv[3]
     with tempfile.TemporaryDirectory(prefix='gaend-seeds-') as scratch:
@@ -227,6 +260,7 @@ def main():
         contact_log(gaenctl, corpus, scratch)
         server_answers(keyserver, corpus, scratch)
     config(corpus)
+    scoring(corpus)
     keyserver_requests(corpus)
     http_requests(corpus)
 

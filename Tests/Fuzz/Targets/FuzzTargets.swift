@@ -30,6 +30,9 @@ enum FuzzTargets {
         FuzzTarget(name: "http-request", summary: "gaen-keyserver's HTTP/1.1 requests off one connection, cut into reads", run: HTTPRequestFuzzing.connection),
         FuzzTarget(name: "server-answers", summary: "exposure configuration, export index, verification and publish answers", run: ServerAnswerFuzzing.answer),
         FuzzTarget(name: "contact-log", summary: "a contact-log segment read, indexed and recovered", run: ContactLogFuzzing.segment),
+        FuzzTarget(
+            name: "scoring", summary: "an exposure configuration in any authority's shape and a windows file, scored (gaenctl tools score)",
+            run: ScoringFuzzing.configurationAndWindows),
     ]
 
     static func named(_ name: String) -> FuzzTarget? { all.first { $0.name == name } }
