@@ -122,6 +122,15 @@ final class RecordingObserver: DetectionObserver {
         } throws: { error in
             "\(error)".contains(url) && "\(error)".contains("immediateDurationWieght")
         }
+        #expect(await restarted.state.lastError?.contains("immediateDurationWieght") == true)
+
+        // What an authority serves is read as it serves it: Koronavilkku's answer, its rule with it.
+        let served = try #require(Bundle.module.url(forResource: "koronavilkku-v2.json", withExtension: nil, subdirectory: "Fixtures/configurations"))
+        try await server.set(["/configuration.json": HTTPFixture.Route(body: [UInt8](try Data(contentsOf: served)))])
+        try FileManager.default.removeItem(atPath: data.path(of: "processed-key-files"))
+        _ = try await restarted.runNow()
+        #expect(await restarted.defaultConfiguration.format == .googleDailySummaries)
+        #expect(await restarted.defaultConfiguration.rule == .minimumDailyScore(900))
     }
 
     @Test func withoutAnyConfigurationFetchedAnUnreachableServerFailsTheRun() async throws {

@@ -7,18 +7,18 @@ package import Foundation
 /// key; keys of an app's UI in the shapes that carry them are passed over.
 package enum ConfigurationFormat: String, Hashable, Sendable, CaseIterable {
     /// Apple's `ENExposureConfiguration` dictionary (v2 and v1 names; gaend's own shape).
-    case apple
+    case apple = "apple"
     /// Google's `DailySummariesConfig` and `DiagnosisKeysDataMapping` in JSON, as Finland's
     /// Koronavilkku serves them (`GET /exposure/configuration/v2`).
-    case googleDailySummaries
+    case googleDailySummaries = "google-daily-summaries"
     /// The Exposure Notifications Express configuration (google/exposure-notifications-android
     /// `app/configs/sample.json`), its classifications included.
-    case enx
+    case enx = "enx"
     /// SwissCovid's `GAENSDKConfig`, alone or in the app configuration that carries it.
-    case swissCovid
+    case swissCovid = "swisscovid"
     /// Google's v1 `ExposureConfiguration` names, as the Netherlands served them
     /// (`RiskCalcDefaults.json`).
-    case googleV1
+    case googleV1 = "google-v1"
 
     package var name: String {
         switch self {

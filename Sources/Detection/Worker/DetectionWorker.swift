@@ -111,7 +111,18 @@ package actor DetectionWorker {
     @discardableResult
     package func runNow(configuration: ExposureConfiguration? = nil) async throws(DetectionWorkerError) -> DetectionResult {
         guard !running else { throw .busy }
-        if configuration == nil, let configurationURL { try await refreshConfiguration(from: configurationURL) }
+        if configuration == nil, let configurationURL {
+            do {
+                try await refreshConfiguration(from: configurationURL)
+            } catch {
+                // A run that fails before it starts is still a failed run: LastDetectionError names
+                // the configuration and its key, and DetectionFinished says so.
+                state.lastError = "\(error)"
+                try? state.save(to: dataDirectory)
+                await finish(DetectionOutcome(finished: clock.now(), result: nil, error: error))
+                throw error
+            }
+        }
         let configuration = configuration ?? defaultConfiguration
         let limit = configuration.isV1Only ? settings.runsPerDayV1 : settings.runsPerDayV2
         let reservation = try budget.reserve(now: clock.now(), limit: limit)
