@@ -30,7 +30,9 @@ package enum ExposureJudge {
         _ windows: [ExposureWindow], configuration: ExposureConfiguration, today: UTCDay, v1: V1Exposures? = nil
     ) -> WindowScores {
         let v2 = configuration.v2 ?? V2Configuration()
-        let scoresV2 = configuration.v2 != nil || configuration.v1 == nil
+        // Daily summaries where the configuration has v2 weights, or nothing else: a configuration of
+        // v1 scores or of SwissCovid's minutes alone asks for none (SwissCovid read windows only).
+        let scoresV2 = configuration.v2 != nil || (configuration.v1 == nil && configuration.perDay == nil)
         let summaries = scoresV2 ? DailySummaryScorer.summaries(windows, configuration: v2, today: today) : []
         let perDay = configuration.perDay.map { PerDayCheck.results(windows, configuration: $0, today: today) } ?? []
         let days: [ExposureDay]
