@@ -122,10 +122,18 @@ let package = Package(
                 "ENCore", "ENCrypto", "ContactLog", "KeyFiles", "Storage", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift),
+        // Recorded sightings through the product's own path, scanner to verdict (gaenctl tools
+        // replay, gaen-bench traces).
+        .target(
+            name: "Replay",
+            dependencies: [
+                "ENCore", "ENCrypto", "ContactLog", "KeyFiles", "Detection", "Storage", .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift),
         .target(
             name: "GaenCtlCommands",
             dependencies: [
-                "ENCore", "ENCrypto", "KeySchedule", "Storage", "ContactLog", "KeyFiles", "Detection", "DBus", "GaendAPI", "BuildRevision",
+                "ENCore", "ENCrypto", "KeySchedule", "Storage", "ContactLog", "KeyFiles", "Detection", "Replay", "DBus", "GaendAPI", "BuildRevision",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSwift),
@@ -226,6 +234,10 @@ let package = Package(
             dependencies: ["KeyServer", "SQLite", "PostgreSQL", "ENCore", "ENCrypto", "KeyFiles", "Storage", "GaendTestSupport"],
             swiftSettings: strictSwift),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "GaendTestSupport"], swiftSettings: strictSwift),
+        .testTarget(
+            name: "ReplayTests",
+            dependencies: ["Replay", "Detection", "ENCore", "KeyFiles", "Storage", "GaendTestSupport"],
+            swiftSettings: strictSwift),
         .testTarget(
             name: "DetectionTests",
             dependencies: [

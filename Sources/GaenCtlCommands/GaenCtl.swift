@@ -101,6 +101,6 @@ struct Tools: ParsableCommand {
         abstract: "Offline tools: derive keys, build and parse advertisements, read a data directory.",
         subcommands: [
             DeriveTool.self, PayloadTool.self, ParseAdvTool.self, KeysTool.self, LogTool.self, InspectTool.self, ExportTool.self, MatchTool.self,
-            ScoreTool.self,
+            ScoreTool.self, ReplayTool.self,
         ])
 }

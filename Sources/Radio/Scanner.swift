@@ -22,12 +22,8 @@ package actor Scanner {
     package private(set) var windowsWritten = 0
 
     struct WindowState {
-        var start: UnixTime
+        var aggregator: ScanWindowAggregator
         var stopwatch: Stopwatch
-        var reports: UInt32 = 0
-        var gaenReports: UInt32 = 0
-        var aggregates: [RollingProximityIdentifier: ContactAggregate] = [:]
-        var malformed = 0
     }
 
     package init(
@@ -46,7 +42,9 @@ package actor Scanner {
     package func beginWindow() async throws {
         // The window opens before the enable: a controller may report at once, before the enable's
         // completion reaches this actor (btvirt reports only then; the VM test lost them all).
-        window = WindowState(start: clock.now(), stopwatch: Stopwatch(monotonic))
+        window = WindowState(
+            aggregator: ScanWindowAggregator(start: clock.now(), previousScanEnd: previousScanEnd, rssiCorrection: settings.rssiCorrection),
+            stopwatch: Stopwatch(monotonic))
         do {
             try await radio.startScanning()
         } catch {
@@ -58,34 +56,15 @@ package actor Scanner {
     /// Takes one report into the open window.
     package func handle(_ report: RadioReport) {
         guard var current = window else { return }
-        current.reports += 1
         defer { window = current }
-        let sighting: Sighting
         switch report {
-        case .sighting(let heard): sighting = heard
-        case .other: return
-        case .malformed:
-            current.malformed += 1
-            return
-        }
-        let payload = sighting.payload
-        current.gaenReports += 1
-        // Wall time of the report: the window's start plus monotonic time, so a clock step inside
-        // a window cannot put a report before its window.
-        let elapsed = current.stopwatch.elapsed
-        let seen = current.start.adding(milliseconds: elapsed)
-        let rssi = Self.corrected(sighting.rssi, by: settings.rssiCorrection)
-        if var aggregate = current.aggregates[payload.rpi] {
-            aggregate.lastSeen = seen
-            aggregate.reports &+= 1
-            aggregate.rssi.add(rssi)
-            current.aggregates[payload.rpi] = aggregate
-        } else {
-            var summary = RSSISummary()
-            summary.add(rssi)
-            current.aggregates[payload.rpi] = ContactAggregate(
-                rpi: payload.rpi, aem: payload.aem, firstSeen: seen, lastSeen: seen, reports: 1, rssi: summary,
-                previousScanEnd: previousScanEnd)
+        case .sighting(let sighting):
+            // Wall time of the report: the window's start plus monotonic time, so a clock step
+            // inside a window cannot put a report before its window.
+            let seen = current.aggregator.start.adding(milliseconds: current.stopwatch.elapsed)
+            current.aggregator.add(rpi: sighting.payload.rpi, aem: sighting.payload.aem, rssi: sighting.rssi, at: seen)
+        case .other: current.aggregator.addOther()
+        case .malformed: current.aggregator.addMalformed()
         }
     }
 
@@ -108,26 +87,17 @@ package actor Scanner {
         guard let current = window else { return 0 }
         window = nil
         let elapsed = current.stopwatch.elapsed
-        let end = current.start.adding(milliseconds: elapsed)
-        let record = ScanWindowRecord(
-            start: current.start, end: end, reports: current.reports, exposureNotificationReports: current.gaenReports,
-            aggregates: UInt32(current.aggregates.count), previousScanEnd: previousScanEnd,
-            monotonicMilliseconds: UInt32(clamping: elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000))
-        let written = try await log.append(window: record, aggregates: current.aggregates.values.sorted { $0.firstSeen < $1.firstSeen })
+        let end = current.aggregator.start.adding(milliseconds: elapsed)
+        let (record, aggregates) = current.aggregator.finish(
+            end: end, monotonicMilliseconds: UInt32(clamping: elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000))
+        let written = try await log.append(window: record, aggregates: aggregates)
         previousScanEnd = end
         windowsWritten += 1
-        if current.malformed > 0 {
-            logger.debug("malformed GAEN frames dropped", metadata: ["frames": "\(current.malformed)"])
+        if current.aggregator.malformed > 0 {
+            logger.debug("malformed GAEN frames dropped", metadata: ["frames": "\(current.aggregator.malformed)"])
         }
         if let controllerError { throw controllerError }
         return written
-    }
-
-    /// A reading with the receiver's correction applied, clamped to −127…126 dBm: 127 means "not
-    /// available" (and stays so), so a strong corrected reading must never become it.
-    package static func corrected(_ rssi: Int8, by correction: Int) -> Int8 {
-        guard rssi != RSSISummary.notAvailable else { return rssi }
-        return Int8(min(max(Int(rssi) + correction, -127), 126))
     }
 }
 

@@ -7,14 +7,14 @@ import Testing
 /// The receiver's RSSI correction never turns a reading into "not available" (127), nor wraps.
 struct RSSICorrectionTests {
     @Test func aStrongCorrectedReadingStaysAReading() {
-        #expect(Scanner.corrected(120, by: 20) == 126)
-        #expect(Scanner.corrected(110, by: 16) == 126)
-        #expect(Scanner.corrected(100, by: 26) == 126)
-        #expect(Scanner.corrected(-120, by: -20) == -127)
-        #expect(Scanner.corrected(-60, by: 5) == -55)
+        #expect(ScanWindowAggregator.corrected(120, by: 20) == 126)
+        #expect(ScanWindowAggregator.corrected(110, by: 16) == 126)
+        #expect(ScanWindowAggregator.corrected(100, by: 26) == 126)
+        #expect(ScanWindowAggregator.corrected(-120, by: -20) == -127)
+        #expect(ScanWindowAggregator.corrected(-60, by: 5) == -55)
     }
 
     @Test func notAvailableStaysNotAvailable() {
-        #expect(Scanner.corrected(RSSISummary.notAvailable, by: -10) == RSSISummary.notAvailable)
+        #expect(ScanWindowAggregator.corrected(RSSISummary.notAvailable, by: -10) == RSSISummary.notAvailable)
     }
 }
