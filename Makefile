@@ -193,6 +193,7 @@ bench: deps
 	$(SWIFT) build $(RELEASE) --product gaen-keyserver
 	$(SWIFT) run $(RELEASE) gaen-bench keyserver
 	$(SWIFT) run $(RELEASE) gaen-bench keyserver-attack
+	$(SWIFT) run $(RELEASE) gaen-bench traces
 	scripts/bench-reports
 
 install: build install-data

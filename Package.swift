@@ -127,7 +127,7 @@ let package = Package(
         .target(
             name: "Replay",
             dependencies: [
-                "ENCore", "ENCrypto", "ContactLog", "KeyFiles", "Detection", "Storage", .product(name: "Logging", package: "swift-log"),
+                "ENCore", "ENCrypto", "ContactLog", "KeyFiles", "Detection", "Storage", "SQLite", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift),
         .target(
@@ -164,7 +164,7 @@ let package = Package(
         .executableTarget(
             name: "gaen-bench",
             dependencies: [
-                "ENCore", "ENCrypto", "BaselineC", "ContactLog", "Storage", "KeyFiles", "Detection", "DBus", "KeyServer",
+                "ENCore", "ENCrypto", "BaselineC", "ContactLog", "Storage", "KeyFiles", "Detection", "DBus", "KeyServer", "Replay",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],

@@ -109,3 +109,33 @@ import Testing
         #expect(rows == [RecordedSighting(time: UnixTime(milliseconds: 1_596_118_017_777), receiver: "4", transmitter: "2", rssi: -88)])
     }
 }
+
+/// DP-3T's experiment 34, office scenario (`../shared/traces/dp3t-exp34`, converted at run time):
+/// replayed through gaend under SwissCovid's served configuration, the figures `gaen-bench traces`
+/// prints for it.
+@Suite(.ownThreads) struct ExperimentReplayTests {
+    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("shared/traces/dp3t-exp34").path
+
+    @Test func theOfficeScenarioUnderSwissCovidsRule() async throws {
+        guard FileManager.default.fileExists(atPath: Self.folder + "/scenario03-office.sqlite") else {
+            print("ExperimentReplayTests: skipped: \(Self.folder) is absent")
+            return
+        }
+        let rows = try ExperimentTraces.sightings(scenario: "03-office", in: Self.folder)
+        #expect(rows.count == 6_309)
+        let swissCovid = try ExposureConfiguration(
+            json: Data(#"{"lowerThreshold":55,"higherThreshold":63,"factorLow":1.0,"factorHigh":0.5,"triggerThreshold":15}"#.utf8))
+        let scratch = try TemporaryDirectory()
+        let (pairs, statistics) = try await TraceReplay(
+            settings: TraceReplay.Settings(configuration: swissCovid), scratch: URL(fileURLWithPath: scratch.path)
+        ).run(rows)
+        #expect(statistics.receivers == 18 && statistics.transmitters == 18)
+        #expect(statistics.scans == 114 && statistics.windows == 294 && statistics.pairsHeard == 294)
+        #expect(statistics.pairsExposed == 30)
+        // Every notified pair has at least 15 weighted minutes on the day, rounded up per bucket.
+        for pair in pairs where pair.scores.verdict.exposed {
+            #expect(pair.scores.perDay.allSatisfy { !$0.exposed || $0.weightedMinutes >= 15 })
+        }
+    }
+}
