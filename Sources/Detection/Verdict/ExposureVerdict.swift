@@ -39,8 +39,10 @@ package struct ExposureVerdict: Hashable, Sendable {
     /// ENX's overall classification: the most severe any day reached, dated by the latest day that
     /// reached it (`DailySummaryRiskCalculator.classifyExposure`); `nil` under other rules or none.
     package var classification: (Classification, UTCDay)? {
-        guard let best = days.compactMap(\.classification).min(by: { $0.index < $1.index }) else { return nil }
-        return (best, days.last { $0.classification?.index == best.index }!.day)
+        guard let best = days.compactMap(\.classification).min(by: { $0.index < $1.index }),
+            let latest = days.last(where: { $0.classification?.index == best.index })
+        else { return nil }
+        return (best, latest.day)
     }
 
     package init(days: [ExposureDay] = [], lastExposure: UnixTime? = nil) {
