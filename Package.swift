@@ -128,6 +128,7 @@ let package = Package(
             name: "Replay",
             dependencies: [
                 "ENCore", "ENCrypto", "ContactLog", "KeyFiles", "Detection", "Storage", "SQLite", .product(name: "Logging", package: "swift-log"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
             swiftSettings: strictSwift),
         .target(

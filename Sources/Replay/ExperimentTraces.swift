@@ -8,6 +8,35 @@ import SQLite
 /// they are, at run time: their licence (CC BY-ND 4.0) forbids committing a converted copy.
 package enum ExperimentTraces {
     package static let scenarios = ["01-lunch", "02-train", "03-office", "04-queue", "05-party", "06-movement"]
+    /// Each scenario's camera tracks, `computer-vision/NAME.zip`, in the same order.
+    package static let tracks = ["0_lunch", "1_train", "2_coworking", "3_queue", "4_party", "5_moving"]
+
+    /// The ordered (receiver, transmitter) pairs a scenario is judged on: phones of the recording
+    /// the cameras tracked in the scene (the recording also heard phones outside it), each with
+    /// whether the two spent at least `minutes` closer than `distance` (SwissCovid's "truly
+    /// exposed": 15 minutes closer than 1.5 m).
+    package static func truth(_ tracks: CameraTracks, phones: Set<String>, closerThan distance: Float, minutes: Double = 15) -> [Pair: Bool] {
+        let tracked = tracks.positions.keys.filter(phones.contains).sorted()
+        var truth = [Pair: Bool]()
+        for (index, a) in tracked.enumerated() {
+            for b in tracked[(index + 1)...] {
+                let exposed = tracks.minutes(a, b, closerThan: distance) >= minutes
+                truth[Pair(receiver: a, transmitter: b)] = exposed
+                truth[Pair(receiver: b, transmitter: a)] = exposed
+            }
+        }
+        return truth
+    }
+
+    package struct Pair: Hashable, Sendable {
+        package var receiver: String
+        package var transmitter: String
+
+        package init(receiver: String, transmitter: String) {
+            self.receiver = receiver
+            self.transmitter = transmitter
+        }
+    }
 
     package struct Unreadable: Error, CustomStringConvertible {
         package var description: String

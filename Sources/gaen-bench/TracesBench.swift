@@ -86,32 +86,80 @@ struct TracesBench: AsyncParsableCommand {
     }
 
     /// Each scenario through `TraceReplay` under SwissCovid's served configuration (55/63 dB,
-    /// factors 1.0/0.5, 15 minutes, DP-3T v2's per-day semantics).
+    /// factors 1.0/0.5, 15 minutes, DP-3T v2's per-day semantics), judged against the camera
+    /// tracks: the ordered pairs of phones the cameras tracked in the scene, truly exposed when the
+    /// two spent 15 minutes closer than 1.5 m (and 2 m).
     func replay(_ scenarios: [(name: String, rows: [RecordedSighting])]) async throws {
         var swissCovid = PerDayConfiguration()
         swissCovid.attenuationThresholds = [55, 63]
         let configuration = ExposureConfiguration(rule: .perDayDuration(swissCovid), format: .swissCovid)
-        print("replayed through gaend (TX -24 dBm, RSSI correction +5 dB), SwissCovid's rule:")
-        print("  scenario     rows   scans  windows  pairs heard  notified  seconds")
-        var total = (rows: 0, heard: 0, notified: 0)
+        print("replayed through gaend (TX -24 dBm, RSSI correction +5 dB), SwissCovid's rule, against the camera tracks:")
+        print(
+            "  scenario     rows  scans  heard  notified  seconds | pairs  exposed<1.5m  TP  FP  TPR    FPR    precision | exposed<2m  TPR    FPR    precision")
+        var pooled = [Float: Counts]()
+        var replaySeconds = 0.0
         let clock = ContinuousClock()
-        let started = clock.now
-        for (name, rows) in scenarios {
+        for (index, (name, rows)) in scenarios.enumerated() {
             let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("gaen-bench-traces-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: false)
             defer { try? FileManager.default.removeItem(at: scratch) }
             let start = clock.now
-            let (_, statistics) = try await TraceReplay(settings: TraceReplay.Settings(configuration: configuration), scratch: scratch).run(rows)
+            let (pairs, statistics) = try await TraceReplay(settings: TraceReplay.Settings(configuration: configuration), scratch: scratch).run(rows)
             let seconds = Figures.seconds(start.duration(to: clock.now))
-            print(
-                "  \(name.padding(toLength: 11, withPad: " ", startingAt: 0)) \(String(format: "%5d  %6d  %7d  %11d  %8d  %7.2f", rows.count, statistics.scans, statistics.windows, statistics.pairsHeard, statistics.pairsExposed, seconds))"
-            )
-            total.rows += rows.count
-            total.heard += statistics.pairsHeard
-            total.notified += statistics.pairsExposed
+            replaySeconds += seconds
+            let notified = Set(pairs.filter(\.scores.verdict.exposed).map { ExperimentTraces.Pair(receiver: $0.receiver, transmitter: $0.transmitter) })
+            let tracks = try CameraTracks(zip: traces + "/computer-vision/\(ExperimentTraces.tracks[index]).zip")
+            let phones = Set(rows.map(\.receiver))
+            var line = "  \(name.padding(toLength: 11, withPad: " ", startingAt: 0)) "
+            line += String(format: "%5d  %5d  %5d  %8d  %7.2f |", rows.count, statistics.scans, statistics.pairsHeard, statistics.pairsExposed, seconds)
+            for distance: Float in [1.5, 2] {
+                let counts = Counts(ExperimentTraces.truth(tracks, phones: phones, closerThan: distance), notified: notified)
+                pooled[distance, default: Counts()].add(counts)
+                line +=
+                    distance == 1.5
+                    ? String(format: " %5d  %12d  %2d  %2d  ", counts.pairs, counts.exposed, counts.truePositives, counts.falsePositives) + counts.rates + " |"
+                    : String(format: " %10d  ", counts.exposed) + counts.rates
+            }
+            print(line)
         }
-        print(
-            "  all six     \(String(format: "%5d", total.rows))  pairs heard \(total.heard), notified \(total.notified), in \(Figures.decimals(Figures.seconds(started.duration(to: clock.now)), 2)) s"
-        )
+        for distance: Float in [1.5, 2] {
+            let counts = pooled[distance] ?? Counts()
+            print(
+                "  all six, closer than \(distance) m: \(counts.pairs) pairs, \(counts.exposed) truly exposed, \(counts.truePositives + counts.falsePositives) notified"
+                    + " (\(counts.truePositives) rightly): " + counts.rates)
+        }
+        print("  the six replays took \(Figures.decimals(replaySeconds, 2)) s")
+    }
+
+    /// Notifications against the truth, over the pairs judged.
+    struct Counts {
+        var pairs = 0
+        var exposed = 0
+        var truePositives = 0
+        var falsePositives = 0
+
+        init() {}
+
+        init(_ truth: [ExperimentTraces.Pair: Bool], notified: Set<ExperimentTraces.Pair>) {
+            for (pair, exposed) in truth {
+                pairs += 1
+                if exposed { self.exposed += 1 }
+                if notified.contains(pair) { if exposed { truePositives += 1 } else { falsePositives += 1 } }
+            }
+        }
+
+        mutating func add(_ other: Counts) {
+            pairs += other.pairs
+            exposed += other.exposed
+            truePositives += other.truePositives
+            falsePositives += other.falsePositives
+        }
+
+        /// TPR, FPR and precision, "-" where undefined.
+        var rates: String {
+            func ratio(_ a: Int, _ b: Int) -> String { b == 0 ? "  -  " : Figures.decimals(Double(a) / Double(b), 3) }
+            return
+                "TPR \(ratio(truePositives, exposed))  FPR \(ratio(falsePositives, pairs - exposed))  precision \(ratio(truePositives, truePositives + falsePositives))"
+        }
     }
 }

@@ -137,5 +137,14 @@ import Testing
         for pair in pairs where pair.scores.verdict.exposed {
             #expect(pair.scores.perDay.allSatisfy { !$0.exposed || $0.weightedMinutes >= 15 })
         }
+        // Against the camera tracks: the 90 ordered pairs of the 10 phones tracked in the scene, 6
+        // of them 15 minutes closer than 1.5 m; gaend notifies 2 of those and 7 others.
+        let tracks = try CameraTracks(zip: Self.folder + "/computer-vision/2_coworking.zip")
+        let truth = ExperimentTraces.truth(tracks, phones: Set(rows.map(\.receiver)), closerThan: 1.5)
+        let notified = Set(pairs.filter(\.scores.verdict.exposed).map { ExperimentTraces.Pair(receiver: $0.receiver, transmitter: $0.transmitter) })
+        #expect(truth.count == 90)
+        #expect(truth.values.filter { $0 }.count == 6)
+        #expect(truth.filter { $0.value && notified.contains($0.key) }.count == 2)
+        #expect(truth.filter { !$0.value && notified.contains($0.key) }.count == 7)
     }
 }
