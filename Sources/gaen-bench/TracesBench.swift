@@ -18,6 +18,9 @@ struct TracesBench: AsyncParsableCommand {
     @Option(help: "The folder of experiment 34 (default: ../shared/traces/dp3t-exp34 beside the package).")
     var traces = FileManager.default.currentDirectoryPath + "/../shared/traces/dp3t-exp34"
 
+    @Option(help: "Where to write the chart of TPR against FPR as the lower threshold moves (SVG).")
+    var chart = FileManager.default.currentDirectoryPath + "/.build/traces-roc.svg"
+
     func run() async throws {
         guard FileManager.default.fileExists(atPath: traces + "/scenario01-lunch.sqlite") else {
             print("traces: skipped: \(traces) is absent (../shared/traces/dp3t-exp34, read SOURCES.md there)")
@@ -28,6 +31,7 @@ struct TracesBench: AsyncParsableCommand {
         print("traces: DP-3T experiment 34, \(Figures.grouped(Double(scenarios.map(\.rows.count).reduce(0, +)))) sightings in 6 scenarios")
         Self.perBeaconTable(scenarios.flatMap(\.rows))
         try await replay(scenarios)
+        try await thresholdChart(scenarios)
     }
 
     /// SwissCovid's table (admin-ch/PT-System-Documents `SwissCovid-ExposureScore.pdf`, version of
@@ -161,5 +165,75 @@ struct TracesBench: AsyncParsableCommand {
             return
                 "TPR \(ratio(truePositives, exposed))  FPR \(ratio(falsePositives, pairs - exposed))  precision \(ratio(truePositives, truePositives + falsePositives))"
         }
+    }
+
+    /// What a health authority looks at to choose thresholds: pooled TPR against FPR (closer than
+    /// 1.5 m for 15 minutes) as SwissCovid's lower threshold moves from 45 to 70 dB, the upper one
+    /// staying 8 dB above it as 55/63 has it, each point a replay of the six scenarios. Written as SVG.
+    func thresholdChart(_ scenarios: [(name: String, rows: [RecordedSighting])]) async throws {
+        var truths = [[ExperimentTraces.Pair: Bool]]()
+        for (index, (_, rows)) in scenarios.enumerated() {
+            let tracks = try CameraTracks(zip: traces + "/computer-vision/\(ExperimentTraces.tracks[index]).zip")
+            truths.append(ExperimentTraces.truth(tracks, phones: Set(rows.map(\.receiver)), closerThan: 1.5))
+        }
+        var points = [(lower: Int, fpr: Double, tpr: Double)]()
+        for lower in 45...70 {
+            var rule = PerDayConfiguration()
+            rule.attenuationThresholds = [lower, lower + 8]
+            let configuration = ExposureConfiguration(rule: .perDayDuration(rule), format: .swissCovid)
+            var counts = Counts()
+            for (index, (_, rows)) in scenarios.enumerated() {
+                let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("gaen-bench-traces-\(UUID().uuidString)")
+                try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: false)
+                defer { try? FileManager.default.removeItem(at: scratch) }
+                let (pairs, _) = try await TraceReplay(settings: TraceReplay.Settings(configuration: configuration), scratch: scratch).run(rows)
+                let notified = Set(
+                    pairs.filter(\.scores.verdict.exposed).map { ExperimentTraces.Pair(receiver: $0.receiver, transmitter: $0.transmitter) })
+                counts.add(Counts(truths[index], notified: notified))
+            }
+            points.append(
+                (
+                    lower, Double(counts.falsePositives) / Double(max(1, counts.pairs - counts.exposed)),
+                    Double(counts.truePositives) / Double(max(1, counts.exposed))
+                ))
+        }
+        print(
+            "lower threshold (upper 8 dB above), pooled at 1.5 m: "
+                + points.filter { $0.lower % 5 == 0 }.map {
+                    "\($0.lower) dB TPR \(Figures.decimals($0.tpr, 2)) FPR \(Figures.decimals($0.fpr, 2))"
+                }.joined(separator: "; "))
+        try Self.svg(points).write(toFile: chart, atomically: true, encoding: .utf8)
+        print("chart: \(chart)")
+    }
+
+    /// A plain SVG chart: FPR across, TPR up, each point labelled with its lower threshold.
+    static func svg(_ points: [(lower: Int, fpr: Double, tpr: Double)]) -> String {
+        let (width, height, margin) = (680.0, 480.0, 60.0)
+        func x(_ fpr: Double) -> Double { margin + fpr * (width - 2 * margin) }
+        func y(_ tpr: Double) -> Double { height - margin - tpr * (height - 2 * margin) }
+        var svg = """
+            <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(Int(height))" font-family="sans-serif" font-size="11">
+            <rect width="100%" height="100%" fill="white"/>
+            <text x="\(Int(width / 2))" y="24" text-anchor="middle" font-size="14">DP-3T experiment 34 through gaend: SwissCovid's rule, lower threshold 45 to 70 dB</text>
+            <line x1="\(margin)" y1="\(y(0))" x2="\(x(1))" y2="\(y(0))" stroke="black"/>
+            <line x1="\(margin)" y1="\(y(0))" x2="\(margin)" y2="\(y(1))" stroke="black"/>
+            <line x1="\(x(0))" y1="\(y(0))" x2="\(x(1))" y2="\(y(1))" stroke="#bbb" stroke-dasharray="4"/>
+            <text x="\(Int(width / 2))" y="\(Int(height - 20))" text-anchor="middle">false positive rate (pairs not 15 min closer than 1.5 m, notified)</text>
+            <text x="18" y="\(Int(height / 2))" text-anchor="middle" transform="rotate(-90 18 \(Int(height / 2)))">true positive rate (pairs 15 min closer than 1.5 m, notified)</text>
+
+            """
+        for tick in stride(from: 0.0, through: 1.0, by: 0.2) {
+            svg += "<text x=\"\(x(tick))\" y=\"\(y(0) + 16)\" text-anchor=\"middle\">\(Figures.decimals(tick, 1))</text>\n"
+            svg += "<text x=\"\(margin - 8)\" y=\"\(y(tick) + 4)\" text-anchor=\"end\">\(Figures.decimals(tick, 1))</text>\n"
+        }
+        svg += "<polyline fill=\"none\" stroke=\"#1f5fa8\" stroke-width=\"2\" points=\""
+        svg += points.map { "\(x($0.fpr)),\(y($0.tpr))" }.joined(separator: " ") + "\"/>\n"
+        for point in points {
+            svg += "<circle cx=\"\(x(point.fpr))\" cy=\"\(y(point.tpr))\" r=\"3\" fill=\"\(point.lower == 55 ? "#c0392b" : "#1f5fa8")\"/>\n"
+            if point.lower % 5 == 0 {
+                svg += "<text x=\"\(x(point.fpr) + 6)\" y=\"\(y(point.tpr) - 6)\">\(point.lower) dB</text>\n"
+            }
+        }
+        return svg + "</svg>\n"
     }
 }

@@ -105,3 +105,31 @@ import Testing
         #expect(badConfig.standardError.contains("--config"))
     }
 }
+
+/// `gaenctl tools replay` on the release binary: a recording through gaend's path, as JSON, and a
+/// bad row refused by its line.
+@Suite(.ownThreads) struct ReplayToolTests {
+    @Test func aRecordingReplaysAndABadRowIsNamed() throws {
+        let directory = try TemporaryDirectory()
+        let csv = directory.path + "/sightings.csv"
+        // Two scans of B by A, 4 minutes apart, on 2026-11-20 (1795168800 is 10:00 UTC).
+        try Data("time,receiver,transmitter,rssi\n1795168800.250,A,B,-60\n1795168801.5,A,B,-62\n1795169040.0,A,B,-61\n".utf8)
+            .write(to: URL(fileURLWithPath: csv))
+        let run = try ToolRunner.run("gaenctl", ["tools", "replay", csv, "--json"])
+        #expect(run.status == 0, "\(run.standardError)")
+        let object = try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any] ?? [:]
+        let pairs = object["pairs"] as? [[String: Any]] ?? []
+        #expect(pairs.count == 1 && pairs.first?["receiver"] as? String == "A" && pairs.first?["transmitter"] as? String == "B")
+        let instances = ((pairs.first?["windows"] as? [[String: Any]])?.first?["scan_instances"] as? [[String: Any]]) ?? []
+        // −29 − rssi: −60 and −62 give 31 and 33 (typical 32), then 32; 120 s for the first scan.
+        #expect(instances.map { $0["typical_attenuation"] as? Int } == [32, 32])
+        #expect(instances.map { $0["seconds_since_last_scan"] as? Int } == [120, 240])
+        #expect(pairs.first?["exposure_days"] as? [String] == ["2026-11-20"])
+        #expect((object["statistics"] as? [String: Any])?["scans"] as? Int == 2)
+
+        try Data("time,receiver,transmitter,rssi\n1795168800.250,A,B,-60\n1795168801.5,A,B,loud\n".utf8).write(to: URL(fileURLWithPath: csv))
+        let bad = try ToolRunner.run("gaenctl", ["tools", "replay", csv])
+        #expect(bad.status == 2)
+        #expect(bad.standardError.contains("line 3: rssi 'loud' is not dBm"), "\(bad.standardError)")
+    }
+}
