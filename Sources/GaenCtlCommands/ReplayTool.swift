@@ -26,10 +26,11 @@ struct ReplayTool: AsyncParsableCommand {
     @Option(help: "The exposure configuration, in any shape gaend reads (default: gaend's built-in one).", completion: .file(extensions: ["json"]))
     var config: String?
 
-    @Option(help: "The TX power the transmitters' metadata says, dBm.")
+    // Unconditional: the values are negative, and `--tx-power -24` must not read -24 as an option.
+    @Option(parsing: .unconditional, help: "The TX power the transmitters' metadata says, dBm.")
     var txPower: Int8 = -24
 
-    @Option(help: "Added to every raw RSSI, dB (as rssi-correction).")
+    @Option(parsing: .unconditional, help: "Added to every raw RSSI, dB (as rssi-correction).")
     var rssiCorrection: Int = 5
 
     @Option(help: "The UTC day to score on, YYYY-MM-DD (default: the last sighting's).")

@@ -115,7 +115,7 @@ import Testing
         // Two scans of B by A, 4 minutes apart, on 2026-11-20 (1795168800 is 10:00 UTC).
         try Data("time,receiver,transmitter,rssi\n1795168800.250,A,B,-60\n1795168801.5,A,B,-62\n1795169040.0,A,B,-61\n".utf8)
             .write(to: URL(fileURLWithPath: csv))
-        let run = try ToolRunner.run("gaenctl", ["tools", "replay", csv, "--json"])
+        let run = try ToolRunner.run("gaenctl", ["tools", "replay", csv, "--tx-power", "-24", "--rssi-correction", "+5", "--json"])
         #expect(run.status == 0, "\(run.standardError)")
         let object = try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any] ?? [:]
         let pairs = object["pairs"] as? [[String: Any]] ?? []
