@@ -5,6 +5,7 @@ import ContactLog
 import Detection
 import ENCore
 import Foundation
+import KeyFiles
 import Replay
 
 /// DP-3T's experiment 34 (EPFL, 30 July 2020; `../shared/traces/SOURCES.md`) through gaend's
@@ -32,6 +33,7 @@ struct TracesBench: AsyncParsableCommand {
         Self.perBeaconTable(scenarios.flatMap(\.rows))
         try await replay(scenarios)
         try await thresholdChart(scenarios)
+        try await againstGoogle(scenarios.flatMap(\.rows))
     }
 
     /// SwissCovid's table (admin-ch/PT-System-Documents `SwissCovid-ExposureScore.pdf`, version of
@@ -235,5 +237,106 @@ struct TracesBench: AsyncParsableCommand {
             }
         }
         return svg + "</svg>\n"
+    }
+
+    /// Google's own windows (`backend-checks/RR-checkTT.json`: computed on phone TT, SOURCES.md),
+    /// each attributed to the transmitter whose gaend windows at the same receiver share the most
+    /// scan instances with it in order (the same secondsSinceLastScan, typical attenuations within
+    /// 3 dB; at least half of its instances), against gaend's replay of the whole day at the phones'
+    /// own calibration that day (TX −24, correction −3: −21 − rssi): SwissCovid's decision per
+    /// (receiver, transmitter) on each side, and each receiver's seconds per bucket.
+    func againstGoogle(_ rows: [RecordedSighting]) async throws {
+        typealias Instance = (typical: Int, seconds: Int)
+        var google = [String: Set<[[Int]]>]()
+        for name in try FileManager.default.contentsOfDirectory(atPath: traces + "/backend-checks") where name.hasSuffix(".json") {
+            guard let checker = name.split(separator: "-check").last.map({ String(Int($0.prefix(2)) ?? 0) }),
+                let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: traces + "/backend-checks/" + name)))
+                    as? [String: Any]
+            else { continue }
+            for case let windows as [[String: Any]] in object.values {
+                for window in windows {
+                    let instances = (window["scanInstances"] as? [[String: Any]] ?? []).map {
+                        [$0["typicalAttenuationDb"] as? Int ?? -1, $0["secondsSinceLastScan"] as? Int ?? -1]
+                    }
+                    google[checker, default: []].insert(instances)
+                }
+            }
+        }
+        var swissCovid = PerDayConfiguration()
+        swissCovid.attenuationThresholds = [55, 63]
+        let configuration = ExposureConfiguration(rule: .perDayDuration(swissCovid), format: .swissCovid)
+        var settings = TraceReplay.Settings(configuration: configuration)
+        settings.rssiCorrection = -3
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("gaen-bench-traces-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let (pairs, _) = try await TraceReplay(settings: settings, scratch: scratch).run(rows)
+        let day = UTCDay(containing: rows.map(\.time).max() ?? UnixTime(seconds: 0))
+        var ours = [ExperimentTraces.Pair: [[Instance]]]()
+        for pair in pairs {
+            ours[ExperimentTraces.Pair(receiver: pair.receiver, transmitter: pair.transmitter)] = pair.windows.map {
+                $0.scanInstances.map { ($0.typicalAttenuation, $0.secondsSinceLastScan) }
+            }
+        }
+        func aligned(_ a: [Instance], _ b: [Instance]) -> Int {
+            var previous = [Int](repeating: 0, count: b.count + 1)
+            for x in a {
+                var current = [Int](repeating: 0, count: b.count + 1)
+                for (j, y) in b.enumerated() {
+                    current[j + 1] = x.seconds == y.seconds && abs(x.typical - y.typical) <= 3 ? previous[j] + 1 : max(previous[j + 1], current[j])
+                }
+                previous = current
+            }
+            return previous[b.count]
+        }
+        var theirs = [ExperimentTraces.Pair: [[Instance]]]()
+        var total = 0
+        var attributed = 0
+        for (receiver, windows) in google {
+            for window in windows {
+                total += 1
+                let instances = window.map { (typical: $0[0], seconds: $0[1]) }
+                var best: (ExperimentTraces.Pair, Int)?
+                for (pair, sequence) in ours where pair.receiver == receiver {
+                    let score = aligned(instances, sequence.flatMap { $0 })
+                    if score > (best?.1 ?? 0) { best = (pair, score) }
+                }
+                guard let (pair, score) = best, score >= max(2, instances.count / 2) else { continue }
+                attributed += 1
+                theirs[pair, default: []].append(instances)
+            }
+        }
+        func exposed(_ windows: [[Instance]]) -> Bool {
+            let built = windows.map { instances in
+                ExposureWindow(
+                    day: day, reportType: .confirmedTest, infectiousness: .standard, calibrationConfidence: .lowest, transmissionRiskLevel: 0,
+                    scanInstances: instances.map {
+                        ScanInstance(typicalAttenuation: $0.typical, minimumAttenuation: $0.typical, secondsSinceLastScan: $0.seconds)
+                    })
+            }
+            return ExposureJudge.score(built, configuration: configuration, today: day).verdict.exposed
+        }
+        let judged = Set(ours.keys).union(theirs.keys)
+        let decisions = judged.map { (gaend: exposed(ours[$0] ?? []), google: exposed(theirs[$0] ?? [])) }
+        print("against Google's own windows (backend-checks, -21 - rssi, the whole day):")
+        print(
+            "  \(total) distinct windows, \(attributed) attributed to a transmitter (\(Figures.decimals(Double(attributed) / Double(max(1, total)) * 100, 1)) %);"
+                + " \(judged.count) pairs: the same decision for \(decisions.filter { $0.gaend == $0.google }.count);"
+                + " notified by Google's windows \(decisions.filter(\.google).count), by gaend's \(decisions.filter(\.gaend).count),"
+                + " by both \(decisions.filter { $0.gaend && $0.google }.count)")
+        print("  (Google's windows run from 12:39 UTC to the matching, gaps between scenarios included, and hold the sightings the sqlite rows miss)")
+        print("  receiver  seconds <55 dB (gaend / Google)  55-62 dB  63+ dB")
+        for receiver in Set(ours.keys.map(\.receiver)).sorted(by: { (Int($0) ?? 0) < (Int($1) ?? 0) }) {
+            func buckets(_ windows: [[Instance]]) -> [Int] {
+                var sums = [0, 0, 0]
+                for instance in windows.flatMap({ $0 }) { sums[instance.typical < 55 ? 0 : instance.typical < 63 ? 1 : 2] += instance.seconds }
+                return sums
+            }
+            let mine = buckets(ours.filter { $0.key.receiver == receiver }.flatMap(\.value))
+            let google = buckets((google[receiver] ?? []).map { $0.map { (typical: $0[0], seconds: $0[1]) } })
+            print(
+                "  \(receiver.padding(toLength: 8, withPad: " ", startingAt: 0))  \(mine[0]) / \(google[0])  \(mine[1]) / \(google[1])  \(mine[2]) / \(google[2])"
+            )
+        }
     }
 }
