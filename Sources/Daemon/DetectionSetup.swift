@@ -50,7 +50,7 @@ extension DetectionSetup {
     /// an authority served it (an error names the file and the key), or the built-in one when the
     /// key is unset or a URL (the worker fetches a URL's before each run).
     package static func exposureConfiguration(_ servers: DaemonConfiguration.ServerSettings) throws(DaemonConfigurationError) -> ExposureConfiguration {
-        guard let path = servers.exposureConfiguration, !servers.exposureConfigurationIsURL else { return builtInConfiguration }
+        guard let path = servers.exposureConfiguration, !servers.exposureConfigurationIsURL else { return .builtIn }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw DaemonConfigurationError(key: "exposure-configuration", problem: "\(path) cannot be read")
         }
@@ -59,15 +59,6 @@ extension DetectionSetup {
         } catch {
             throw DaemonConfigurationError(key: "exposure-configuration", problem: "\(path): \(error)")
         }
-    }
-
-    /// The configuration without `exposure-configuration`: v2 with the framework's defaults, and
-    /// every day from 14 before to 14 after symptom onset standard infectiousness (an empty map
-    /// would score no key that carries days since onset: unmapped days are "none").
-    package static var builtInConfiguration: ExposureConfiguration {
-        var v2 = V2Configuration()
-        for day in -14...14 { v2.infectiousnessForDaysSinceOnset[day] = .standard }
-        return ExposureConfiguration(v2: v2)
     }
 }
 

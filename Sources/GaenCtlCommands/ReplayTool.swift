@@ -45,7 +45,7 @@ struct ReplayTool: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var settings = TraceReplay.Settings(configuration: try config.map { try readExposureConfiguration($0) } ?? Self.builtIn)
+        var settings = TraceReplay.Settings(configuration: try config.map { try readExposureConfiguration($0) } ?? .builtIn)
         settings.txPower = txPower
         settings.rssiCorrection = rssiCorrection
         settings.today = try parseDay(today, argument: "--today")
@@ -74,8 +74,4 @@ struct ReplayTool: AsyncParsableCommand {
         }
         print("\(statistics.pairsExposed) of \(statistics.pairsHeard) pairs heard are exposures")
     }
-
-    /// gaend's configuration when none is given, as the daemon's built-in one: v2 with the
-    /// framework's defaults (every day since onset standard).
-    static var builtIn: ExposureConfiguration { ExposureConfiguration(v2: V2Configuration()) }
 }

@@ -125,6 +125,11 @@ package struct ExposureConfiguration: Hashable, Sendable {
         return nil
     }
 
+    /// gaend's configuration when none is configured (the daemon without `exposure-configuration`,
+    /// `gaenctl tools replay` without `--config`): v2 with the framework's defaults, every day from
+    /// 14 before to 14 after symptom onset standard, a day an exposure when it scores above 0.
+    package static var builtIn: ExposureConfiguration { ExposureConfiguration(v2: V2Configuration()) }
+
     /// v2 when it has v2 keys (or nothing else), v1 otherwise: decides the detection budget.
     package var isV1Only: Bool { v2 == nil && v1 != nil }
 }
