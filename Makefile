@@ -183,6 +183,7 @@ test: check
 .PHONY: lint format
 lint:
 	$(SWIFT) format lint --strict --configuration .swift-format --recursive Sources Tests Package.swift
+	scripts/check-docs
 
 format:
 	$(SWIFT) format format --in-place --configuration .swift-format --recursive Sources Tests Package.swift

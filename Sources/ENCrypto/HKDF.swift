@@ -13,7 +13,7 @@ package enum HKDF {
         inputKeyMaterial: [UInt8], salt: [UInt8] = [], info: [UInt8], length: Int
     ) throws(CryptoError) -> [UInt8] {
         // The EVP_PKEY interface takes the key and info by value, so there are no OSSL_PARAM name
-        // strings whose lifetime must outlast the call (see docs/ARCHITECTURE.md, C interop).
+        // strings whose lifetime must outlast the call (see docs/platform.md, C interop).
         guard let context = EVP_PKEY_CTX_new_id(EVP_PKEY_HKDF, nil) else {
             throw CryptoError.fromQueue("creating the HKDF context")
         }

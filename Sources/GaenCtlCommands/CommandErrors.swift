@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-/// gaenctl's exit codes (docs/ARCHITECTURE.md, "CLI"): scripts rely on them.
+/// gaenctl's exit codes (docs/gaenctl.md, "Exit codes"): scripts rely on them.
 package enum GaenCtlExitCode: Int32, Sendable {
     case success = 0
     case operationFailed = 1

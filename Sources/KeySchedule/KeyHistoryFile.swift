@@ -5,7 +5,7 @@ import Storage
 
 /// The on-disk form of the TEK history: `<data-dir>/tek-history`, replaced atomically on each change.
 ///
-/// Layout (little-endian), documented in docs/ARCHITECTURE.md:
+/// Layout (little-endian), documented in docs/key-schedule.md:
 /// - header, 16 bytes: magic `GAENTEKH`, format version (u16, 1), record count (u16),
 ///   CRC-32C of the first 12 bytes (u32);
 /// - records, 32 bytes each: key data (16), rolling start interval number (u32), rolling period

@@ -10,7 +10,7 @@ import KeyServer
 import Logging
 
 /// `gaen-keyserver serve`: the HTTP API over our bounded HTTP/1.1 layer on FlyingSocks
-/// (Connection/; docs/ARCHITECTURE.md says why not FlyingFox's HTTPServer), with exports written
+/// (Connection/; docs/keyserver.md says why not FlyingFox's HTTPServer), with exports written
 /// on a timer.
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "serve", abstract: "Serve the publish, verification and export APIs over HTTP.")

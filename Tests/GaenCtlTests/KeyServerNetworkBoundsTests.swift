@@ -5,7 +5,7 @@ import GaendTestSupport
 import Glibc
 import Testing
 
-/// gaen-keyserver's bounds on the network (docs/ARCHITECTURE.md, "Bounds on the network"), from
+/// gaen-keyserver's bounds on the network (docs/keyserver.md, "Bounds on the network"), from
 /// raw TCP clients: oversized bodies (declared or chunked), request lines and headers are answered
 /// 413 / 414 / 431 and their connection closed, nothing after a refused body is read as a
 /// request, and the server still serves new connections.

@@ -7,7 +7,7 @@ import Synchronization
 /// The value travels through a mutex and the continuation carries only the wake-up. The
 /// continuation alone would order the two sides too, but when the pump resumes it before the task
 /// has suspended, the runtime takes a fast path that ThreadSanitizer does not see, and the task's
-/// first read of the value was reported as a race against the pump's write of it (docs/ARCHITECTURE.md,
+/// first read of the value was reported as a race against the pump's write of it (docs/testing.md,
 /// "Sanitizers"). A mutex is an order TSan sees (Swift's through testbed/sanitizers/mutex_tsan.c).
 final class HandOff<Value: Sendable>: Sendable {
     private let slot = Mutex<Value?>(nil)

@@ -11,7 +11,7 @@ package protocol ByteSource: Sendable {
 /// The peer closed the connection before a request was complete.
 package struct ConnectionClosed: Error, Equatable {}
 
-/// The bounds a connection's requests are read within (docs/ARCHITECTURE.md, "Bounds on the network").
+/// The bounds a connection's requests are read within (docs/keyserver.md, "Bounds on the network").
 package struct HTTPLimits: Sendable {
     /// The request line, method, target and version, without its CRLF: past it 414.
     package var requestLine = 8_192

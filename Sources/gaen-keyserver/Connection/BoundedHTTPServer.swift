@@ -9,7 +9,7 @@ import Synchronization
 
 /// gaen-keyserver's HTTP/1.1 server: FlyingSocks' async sockets and poll, with our own request
 /// reading so that every part of a request is bounded (FlyingFox's HTTPServer bounds none; see
-/// docs/ARCHITECTURE.md, "Bounds on the network"). A refused request is answered and its
+/// docs/keyserver.md, "Bounds on the network"). A refused request is answered and its
 /// connection closed; idle and slow connections are shut down; connections are capped.
 final class BoundedHTTPServer: Sendable {
     typealias Handler = @Sendable (KeyServerAPI.Request) async -> KeyServerAPI.Response

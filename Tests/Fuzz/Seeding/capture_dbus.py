@@ -82,7 +82,7 @@ def main():
         adapter = bus.get_object('org.bluez', '/org/bluez/hci0')
         properties = dbus.Interface(adapter, 'org.freedesktop.DBus.Properties')
         properties.Set('org.bluez.Adapter1', 'Powered', dbus.Boolean(True))
-        # What gaend's BlueZ back end asks for each scan window (docs/ARCHITECTURE.md).
+        # What gaend's BlueZ back end asks for each scan window (docs/radio.md).
         dbus.Interface(adapter, 'org.bluez.Adapter1').SetDiscoveryFilter(
             {'Transport': 'le', 'UUIDs': dbus.Array(['0000fd6f-0000-1000-8000-00805f9b34fb'], signature='s'), 'DuplicateData': True})
         dbus.Interface(adapter, 'org.bluez.Adapter1').StartDiscovery()
