@@ -195,6 +195,8 @@ bench: deps
 	$(SWIFT) run $(RELEASE) gaen-bench keyserver
 	$(SWIFT) run $(RELEASE) gaen-bench keyserver-attack
 	$(SWIFT) run $(RELEASE) gaen-bench traces
+	$(SWIFT) build $(RELEASE) --product gaend
+	$(SWIFT) run $(RELEASE) gaen-bench idle
 	scripts/bench-reports
 
 install: build install-data

@@ -47,15 +47,17 @@ let package = Package(
         .target(name: "ENCore", swiftSettings: strictSwift),
         // The only libcrypto user.
         .target(name: "ENCrypto", dependencies: ["ENCore", "COpenSSL", "CGaendShims"], swiftSettings: strictSwift),
-        // Files in the data directory: permissions, atomic replacement, checksums.
-        // The system calls on descriptors and the one errno type (Glibc behind one wall).
-        .target(name: "SystemCalls", swiftSettings: strictSwift),
+        // The system calls on descriptors, the real-time clock and the one errno type (Glibc behind one wall).
+        .target(name: "SystemCalls", dependencies: ["ENCore"], swiftSettings: strictSwift),
+        // State under a lock that tasks wait on, cancellably: the package's one such waiter.
+        .target(name: "Conditions", swiftSettings: strictSwift),
         // What the three programs' command lines share: usage errors exit 2.
         .target(
             name: "CommandSupport", dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")], swiftSettings: strictSwift),
         // Daemons' log lines: journald priorities when stderr is the journal, one shared level.
         .target(
             name: "DaemonLog", dependencies: ["ENCore", "Storage", "SystemCalls", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSwift),
+        // Files in the data directory: permissions, atomic replacement, checksums.
         .target(name: "Storage", dependencies: ["ENCore", "SystemCalls", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSwift),
         .target(
             name: "KeySchedule",
@@ -64,7 +66,7 @@ let package = Package(
         // The append-only contact log: day segments, recovery, retention, the matching index.
         .target(
             name: "ContactLog",
-            dependencies: ["ENCore", "Storage", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["ENCore", "Storage", "Conditions", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSwift),
         // Key export files: archive, schema, signature policy, writer; download and publish clients.
         .target(
@@ -78,19 +80,27 @@ let package = Package(
             exclude: ["Generated/README.md"],
             swiftSettings: strictSwift),
         // The libdbus wrapper: a connection with its own pump thread, typed values, exported objects.
-        .target(name: "DBus", dependencies: ["CDBus", "CGaendShims", "SystemCalls"], swiftSettings: strictSwift),
-        // The controller side of HCI: packet codec and H4 framing (pure), later the driver and transports.
-        .target(name: "HCI", dependencies: ["ENCore", "CBlueZ", "SystemCalls", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSwift),
-        // The contract between gaend and gaenctl: Manager1's names, the configuration's keys.
+        .target(name: "DBus", dependencies: ["CDBus", "CGaendShims", "SystemCalls", "Conditions"], swiftSettings: strictSwift),
+        // The controller side of HCI: packet codec and H4 framing (pure), transports, the driver.
+        .target(
+            name: "HCI", dependencies: ["ENCore", "CBlueZ", "SystemCalls", "Conditions", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSwift),
+        // The bus contract between gaend and gaenctl: Manager1's names, signatures and errors.
         .target(name: "GaendAPI", dependencies: ["ENCore"], swiftSettings: strictSwift),
+        // gaend's configuration: each key once (file, command line, reload, `gaenctl config show`), the radio spec.
+        .target(name: "GaendConfiguration", dependencies: ["ENCore"], swiftSettings: strictSwift),
         // The commit built, for --version: a leaf module, so a new commit recompiles only it.
         .target(name: "BuildRevision", dependencies: ["ENCore"], swiftSettings: strictSwift, plugins: ["RevisionPlugin"]),
         .plugin(name: "RevisionPlugin", capability: .buildTool()),
-        // The beacon: advertiser and scanner over a controller.
+        // The beacon whatever the back end: session, advertiser, scanner, timeline, status.
         .target(
-            name: "Radio",
-            dependencies: ["ENCore", "ENCrypto", "HCI", "KeySchedule", "ContactLog", "GaendAPI", .product(name: "Logging", package: "swift-log")],
+            name: "Beacon",
+            dependencies: [
+                "ENCore", "ENCrypto", "KeySchedule", "ContactLog", "GaendConfiguration", "Conditions", .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSwift),
+        // The beacon's back end on an HCI controller (kernel, UART, socket).
+        .target(name: "HCIBeacon", dependencies: ["ENCore", "HCI", "Beacon"], swiftSettings: strictSwift),
         // The only libsqlite3 user: a connection, statements, transactions.
         .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: strictSwift),
         // The only libpq user: a connection, binary parameters and results, transactions.
@@ -98,17 +108,18 @@ let package = Package(
         // gaen-keyserver's logic: publish validation, verification, exports, and their storage in
         // SQLite or PostgreSQL.
         .target(
-            name: "KeyServer", dependencies: ["ENCore", "ENCrypto", "SQLite", "PostgreSQL", "KeyFiles", "Storage"], swiftSettings: strictSwift),
-        // The radio back end beside bluetoothd, over D-Bus.
+            name: "KeyServer", dependencies: ["ENCore", "ENCrypto", "SQLite", "PostgreSQL", "KeyFiles", "Storage", "SystemCalls"], swiftSettings: strictSwift),
+        // The beacon's back end beside bluetoothd, over D-Bus.
         .target(
             name: "BlueZ",
-            dependencies: ["DBus", "ENCore", "Radio", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["DBus", "ENCore", "Beacon", "Conditions", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSwift),
         // The daemon's parts: configuration and services.
         .target(
             name: "Daemon",
             dependencies: [
-                "ENCore", "GaendAPI", "HCI", "Radio", "BlueZ", "DBus", "KeySchedule", "ContactLog", "Storage", "Detection", "KeyFiles", "CGaendShims",
+                "ENCore", "GaendAPI", "GaendConfiguration", "HCI", "Beacon", "HCIBeacon", "BlueZ", "DBus", "Conditions", "KeySchedule", "ContactLog", "Storage",
+                "Detection", "KeyFiles", "CGaendShims",
                 "SystemCalls",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -119,7 +130,7 @@ let package = Package(
         .target(
             name: "Detection",
             dependencies: [
-                "ENCore", "ENCrypto", "ContactLog", "KeyFiles", "Storage", .product(name: "Logging", package: "swift-log"),
+                "ENCore", "ENCrypto", "ContactLog", "KeyFiles", "Storage", "Conditions", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift),
         // Recorded sightings through the product's own path, scanner to verdict (gaenctl tools
@@ -134,7 +145,8 @@ let package = Package(
         .target(
             name: "GaenCtlCommands",
             dependencies: [
-                "ENCore", "ENCrypto", "KeySchedule", "Storage", "ContactLog", "KeyFiles", "Detection", "Replay", "DBus", "GaendAPI", "BuildRevision",
+                "ENCore", "ENCrypto", "KeySchedule", "Storage", "SystemCalls", "ContactLog", "KeyFiles", "Detection", "Replay", "DBus", "GaendAPI",
+                "GaendConfiguration", "BuildRevision",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSwift),
@@ -143,8 +155,8 @@ let package = Package(
         .executableTarget(
             name: "gaend",
             dependencies: [
-                "ENCore", "GaendAPI", "BuildRevision", "Daemon", "DaemonLog", "CommandSupport", "HCI", "Radio", "Detection", "KeySchedule", "ContactLog",
-                "Storage",
+                "ENCore", "GaendConfiguration", "BuildRevision", "Daemon", "DaemonLog", "CommandSupport", "HCI", "Beacon", "Detection", "KeySchedule",
+                "ContactLog", "Storage", "SystemCalls",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -165,7 +177,7 @@ let package = Package(
         .executableTarget(
             name: "gaen-bench",
             dependencies: [
-                "ENCore", "ENCrypto", "BaselineC", "ContactLog", "Storage", "KeyFiles", "Detection", "DBus", "KeyServer", "Replay",
+                "ENCore", "ENCrypto", "BaselineC", "ContactLog", "Storage", "SystemCalls", "KeyFiles", "Detection", "DBus", "KeyServer", "Replay",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -176,7 +188,7 @@ let package = Package(
         .executableTarget(
             name: "gaend-fuzz",
             dependencies: [
-                "ENCore", "ENCrypto", "HCI", "DBus", "BlueZ", "KeyFiles", "Daemon", "GaendAPI", "KeyServer", "ContactLog", "Detection", "Storage",
+                "ENCore", "ENCrypto", "HCI", "DBus", "BlueZ", "KeyFiles", "Daemon", "GaendConfiguration", "KeyServer", "ContactLog", "Detection", "Storage",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/Fuzz/Targets",
@@ -206,13 +218,15 @@ let package = Package(
             resources: [.copy("Fixtures")],
             swiftSettings: strictSwift),
         .testTarget(
-            name: "HCITests", dependencies: ["HCI", "GaendAPI", "ENCore", "GaendTestSupport", .product(name: "Logging", package: "swift-log")],
+            name: "HCITests", dependencies: ["HCI", "GaendConfiguration", "ENCore", "GaendTestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSwift),
         // The daemon in process: its timelines and services on a fake back end and the test clocks.
         .testTarget(
             name: "DaemonTests",
             dependencies: [
-                "Daemon", "Radio", "HCI", "GaendAPI", "ENCore", "KeySchedule", "ContactLog", "KeyFiles", "Storage", "SystemCalls", "GaendTestSupport",
+                "Daemon", "Beacon", "HCI", "DBus", "GaendAPI", "GaendConfiguration", "ENCore", "KeySchedule", "ContactLog", "KeyFiles", "Storage",
+                "SystemCalls",
+                "GaendTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
@@ -220,21 +234,22 @@ let package = Package(
             ],
             swiftSettings: strictSwift),
         .testTarget(
-            name: "RadioTests",
+            name: "BeaconTests",
             dependencies: [
-                "Radio", "HCI", "GaendAPI", "ENCore", "ENCrypto", "KeySchedule", "ContactLog", "Storage", "GaendTestSupport",
+                "Beacon", "HCIBeacon", "HCI", "GaendConfiguration", "ENCore", "ENCrypto", "KeySchedule", "ContactLog", "Storage", "GaendTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift),
         .testTarget(
             name: "BlueZTests",
-            dependencies: ["BlueZ", "DBus", "HCI", "Radio", "ENCore", "GaendTestSupport", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["BlueZ", "DBus", "HCI", "Beacon", "ENCore", "GaendTestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSwift),
         .testTarget(
             name: "KeyServerTests",
             dependencies: ["KeyServer", "SQLite", "PostgreSQL", "ENCore", "ENCrypto", "KeyFiles", "Storage", "GaendTestSupport"],
             swiftSettings: strictSwift),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "GaendTestSupport"], swiftSettings: strictSwift),
+        .testTarget(name: "ConditionsTests", dependencies: ["Conditions"], swiftSettings: strictSwift),
         .testTarget(
             name: "ReplayTests",
             dependencies: ["Replay", "Detection", "ENCore", "KeyFiles", "Storage", "GaendTestSupport"],
@@ -256,10 +271,10 @@ let package = Package(
             ],
             swiftSettings: strictSwift),
         .testTarget(
-            name: "GaenCtlTests",
+            name: "SystemTests",
             dependencies: [
-                "GaenCtlCommands", "gaenctl", "gaend", "gaen-keyserver", "gaen-bench", "KeyServer", "DBus", "Daemon", "GaendAPI", "ENCore", "ENCrypto",
-                "KeySchedule", "Storage", "ContactLog", "KeyFiles", "Detection", "DaemonLog",
+                "GaenCtlCommands", "gaenctl", "gaend", "gaen-keyserver", "gaen-bench", "KeyServer", "DBus", "Daemon", "GaendAPI", "GaendConfiguration",
+                "ENCore", "ENCrypto", "KeySchedule", "Storage", "SystemCalls", "ContactLog", "KeyFiles", "Detection", "DaemonLog",
                 "GaendTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 package import DBus
+import ENCore
 import Synchronization
 
 /// The org.bluez.LEAdvertisement1 object bluetoothd reads when the advertisement is registered
@@ -46,8 +47,8 @@ package final class AdvertisementObject: Sendable {
         let current = content.withLock { $0 }
         return [
             "Type": .string("broadcast"),
-            "ServiceUUIDs": .strings(["FD6F"]),
-            "ServiceData": .properties(["FD6F": .bytes(current.serviceData)]),
+            "ServiceUUIDs": .strings([ExposureNotificationPayload.serviceUUIDHex]),
+            "ServiceData": .properties([ExposureNotificationPayload.serviceUUIDHex: .bytes(current.serviceData)]),
             "MinInterval": .uint32(current.minimumInterval),
             "MaxInterval": .uint32(current.maximumInterval),
         ]

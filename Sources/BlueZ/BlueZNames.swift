@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
+import ENCore
+
 /// bluetoothd's names on the bus (BlueZ 5.66 doc/*-api.txt).
 package enum BlueZNames {
     package static let service = "org.bluez"
@@ -7,10 +9,8 @@ package enum BlueZNames {
     package static let device = "org.bluez.Device1"
     package static let advertisingManager = "org.bluez.LEAdvertisingManager1"
     package static let advertisement = "org.bluez.LEAdvertisement1"
-    package static let objectManager = "org.freedesktop.DBus.ObjectManager"
-    package static let properties = "org.freedesktop.DBus.Properties"
     /// 0xFD6F as BlueZ writes 16-bit UUIDs in ServiceData and UUIDs.
-    package static let exposureNotificationUUID = "0000fd6f-0000-1000-8000-00805f9b34fb"
+    package static let exposureNotificationUUID = ExposureNotificationPayload.serviceUUID128
 
     /// `/org/bluez/hciN`.
     package static func adapterPath(index: UInt16) -> String { "/org/bluez/hci\(index)" }

@@ -3,7 +3,7 @@
 package import DBus
 package import ENCore
 package import Logging
-import Radio
+import Beacon
 
 /// `Radio` over bluetoothd: the advertisement registered with LEAdvertisingManager1 (unregistered and
 /// registered again to change it), discovery with a 0xFD6F filter started and stopped for each scan

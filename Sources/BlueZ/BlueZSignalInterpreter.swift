@@ -2,7 +2,7 @@
 
 package import DBus
 import ENCore
-package import Radio
+package import Beacon
 
 /// What bluetoothd's signals mean for the beacon: sightings of 0xFD6F advertisers on one adapter,
 /// and that adapter's presence and power. Pure: fed the signals of org.bluez in arrival order.
@@ -39,7 +39,7 @@ package struct BlueZSignalInterpreter: Sendable {
     package mutating func handle(_ message: DBusMessage) -> [Event] {
         guard message.kind == .signal, let path = message.path else { return [] }
         switch (message.interface, message.member) {
-        case (BlueZNames.objectManager?, "InterfacesAdded"?):
+        case (StandardInterfaces.objectManager?, "InterfacesAdded"?):
             guard message.signature == "oa{sa{sv}}", let object = message.body[0].objectPath, let interfaces = message.body[1].stringKeyed else {
                 malformed += 1
                 return []
@@ -51,7 +51,7 @@ package struct BlueZSignalInterpreter: Sendable {
             }
             guard object.hasPrefix(adapterPath + "/"), let properties = interfaces[BlueZNames.device]?.stringKeyed else { return [] }
             return deviceAdded(object, properties)
-        case (BlueZNames.objectManager?, "InterfacesRemoved"?):
+        case (StandardInterfaces.objectManager?, "InterfacesRemoved"?):
             guard message.signature == "oas", let object = message.body[0].objectPath, let names = message.body[1].strings else {
                 malformed += 1
                 return []
@@ -62,7 +62,7 @@ package struct BlueZSignalInterpreter: Sendable {
             }
             if names.contains(BlueZNames.device) { devices[object] = nil }
             return []
-        case (BlueZNames.properties?, "PropertiesChanged"?):
+        case (StandardInterfaces.properties?, "PropertiesChanged"?):
             guard message.signature == "sa{sv}as", let interface = message.body[0].string, let changed = message.body[1].stringKeyed else {
                 malformed += 1
                 return []

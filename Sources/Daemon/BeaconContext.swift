@@ -6,7 +6,8 @@ import ENCrypto
 package import GaendAPI
 package import KeySchedule
 package import Logging
-package import Radio
+package import Beacon
+package import GaendConfiguration
 
 /// What every radio service needs to run the beacon, whatever the back end: the keys, the contact
 /// log, the clocks, the radio settings, the status to report and the owner's switch. One value,

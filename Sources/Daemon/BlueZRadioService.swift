@@ -6,9 +6,9 @@ import DBus
 import ENCore
 import KeySchedule
 import Logging
-import Radio
+import Beacon
 import ServiceLifecycle
-import GaendAPI
+import GaendConfiguration
 
 /// The beacon beside bluetoothd (`--radio bluez:hciN`): follows bluetoothd on the system bus
 /// (NameOwnerChanged), the adapter's presence and Powered, and runs the advertiser and scanner
@@ -178,7 +178,7 @@ package struct BlueZRadioService: Service, BeaconService {
         private func readAdapter() async -> AdapterMachine.Event {
             do {
                 let objects = try await bus.call(
-                    destination: BlueZNames.service, path: "/", interface: BlueZNames.objectManager, member: "GetManagedObjects")
+                    destination: BlueZNames.service, path: "/", interface: StandardInterfaces.objectManager, member: "GetManagedObjects")
                 guard let first = objects.first else { return .adapterUnreadable }
                 let state = BlueZSignalInterpreter.adapterState(in: first, adapterPath: BlueZNames.adapterPath(index: service.adapterIndex))
                 return .adapterRead(present: state.contains(.adapterPresent(true)), powered: state.contains(.powered(true)))

@@ -8,7 +8,7 @@ package import Logging
 import ServiceLifecycle
 package import Storage
 import UnixSignals
-package import GaendAPI
+package import GaendConfiguration
 
 /// The detection worker as the configuration describes it: nil without a key server.
 package enum DetectionSetup {

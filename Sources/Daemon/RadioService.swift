@@ -5,11 +5,12 @@ import ENCore
 package import HCI
 import KeySchedule
 import Logging
-import Radio
+import Beacon
 import ServiceLifecycle
 import Storage
 import Synchronization
-package import GaendAPI
+package import GaendConfiguration
+import HCIBeacon
 
 /// The beacon as a service: connects to the controller, initializes it, advertises and rotates,
 /// scans in windows into the contact log, and reconnects with backoff when the controller goes
@@ -129,6 +130,10 @@ package struct RadioService: Service, BeaconService {
             case .failure(is CancellationError):
                 // Cancelled by a Hardware Error event, or because the transport ended.
                 reason = hardwareFault.map { _ in "the controller reported a hardware error" }
+            case .failure(HCIControllerError.hardwareError(_)):
+                // The same fault, met by a command it failed before its event was taken: one reason
+                // for both (the controller's log line has the code).
+                reason = "the controller reported a hardware error"
             case .failure(let error):
                 reason = "\(error)"
             }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-import Radio
+import Beacon
 import ServiceLifecycle
 
 /// The waits of the radio services that shutdown must cut short, on swift-service-lifecycle's

@@ -4,6 +4,7 @@ package import Logging
 import ENCore
 import Storage
 import Synchronization
+import SystemCalls
 
 /// A daemon's log lines on standard error. Under systemd, when standard error is the journal's
 /// stream, each line starts with its syslog priority as sd-daemon(3) defines it (`<3>` error ...

@@ -240,7 +240,7 @@ package struct DetectionPipeline: Sendable {
         statistics: inout MatchStatistics, stored: inout Set<Bytes16>
     ) {
         guard !found.isEmpty else { return }
-        var sightings = [Bytes16: [Sighting]]()
+        var sightings = [Bytes16: [MatchedSighting]]()
         for match in found { sightings[match.key.key.keyData] = match.sightings }
         for key in keys {
             guard let matched = sightings[key.key.keyData] else { continue }

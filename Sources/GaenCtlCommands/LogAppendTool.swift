@@ -4,6 +4,7 @@ import ArgumentParser
 import ContactLog
 import ENCore
 import Storage
+import SystemCalls
 
 /// `gaenctl tools log append`: synthetic aggregates through the real writer and durability policy,
 /// for tests, benchmarks and crash tests. After every sync it prints `synced N`, N being the

@@ -8,6 +8,7 @@ import ENCrypto
 import Foundation
 import KeyFiles
 import Storage
+import SystemCalls
 
 /// `gaenctl tools match`: the whole detection pipeline, offline, on a data directory and key files.
 struct MatchTool: AsyncParsableCommand {

@@ -59,7 +59,7 @@ struct ParseAdvTool: ParsableCommand {
             print("  offset \(pad(String(offset), 3)) type \(type) \(pad(structure.type.description, 40)) \(Hex.encode(structure.data))")
         }
         if let payload {
-            print("Exposure Notification (0xFD6F)")
+            print("Exposure Notification (0x\(ExposureNotificationPayload.serviceUUIDHex))")
             print("  RPI  \(payload.rpi)")
             print("  AEM  \(payload.aem)")
         } else {

@@ -5,6 +5,7 @@ import Detection
 import ENCore
 import Foundation
 import Storage
+import SystemCalls
 
 /// `gaenctl tools score`: exposure windows scored under a configuration, offline, with the code the
 /// daemon runs (`ExposureJudge`): for health authorities choosing thresholds, and for tests.

@@ -28,6 +28,21 @@ package enum Manager1 {
         case resetAllData = "ResetAllData"
     }
 
+    /// The values of the Status property (docs/org.gaend.Manager1.rst); StatusReason says why when
+    /// it is not `active`.
+    package enum Status: String, CaseIterable, Sendable {
+        /// Advertising and scanning.
+        case active
+        /// The owner turned Exposure Notification off, or never on.
+        case disabled
+        /// The radio cannot run: bluetoothd, the adapter or the controller is missing or off.
+        case bluetoothOff = "bluetooth-off"
+        /// No radio is configured (`radio = none`): detection only.
+        case paused
+        /// The radio is starting.
+        case unknown
+    }
+
     package enum Signal: String, CaseIterable, Sendable {
         case exposureDetected = "ExposureDetected"
         case detectionProgress = "DetectionProgress"

@@ -18,18 +18,9 @@ struct DBusBench: AsyncParsableCommand {
     var signals = 50_000
 
     func run() async throws {
-        let daemon = Process()
-        daemon.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
-        daemon.arguments = ["--session", "--nofork", "--nopidfile", "--print-address=1"]
-        let output = Pipe()
-        daemon.standardOutput = output
-        daemon.standardError = FileHandle.nullDevice
-        try daemon.run()
-        defer {
-            kill(daemon.processIdentifier, SIGKILL)
-            daemon.waitUntilExit()
-        }
-        let address = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
+        let bus = try PrivateBus()
+        defer { withExtendedLifetime(bus) {} }
+        let address = bus.address
         let server = try await DBusConnection.bus(address: address)
         let client = try await DBusConnection.bus(address: address)
         try await server.export(

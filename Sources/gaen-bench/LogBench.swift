@@ -6,6 +6,7 @@ import ENCore
 import Foundation
 import Logging
 import Storage
+import SystemCalls
 
 /// Contact log figures: appends per second with the durability policy on, bytes per aggregate,
 /// and the time to open a 14-day log and build the matching index.

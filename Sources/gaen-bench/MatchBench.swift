@@ -11,6 +11,7 @@ import Glibc
 import KeyFiles
 import Logging
 import Storage
+import SystemCalls
 
 /// Matching throughput: N diagnosis keys against a 14-day log of M distinct RPIs with planted
 /// matches, with all cores and with one, beside a plain C loop of the same work.

@@ -92,37 +92,14 @@ struct Export: AsyncParsableCommand {
 
     @OptionGroup var options: ServerOptions
 
-    @Option(help: "The export signing key (PEM, P-256).", completion: .file(extensions: ["pem"]))
-    var exportKey: String
-
-    @Option(help: "The signing key's id and version, ID:VERSION.")
-    var keyID = "310:v1"
-
-    @Option(help: "The region of the exports.")
-    var region = "XX"
+    @OptionGroup var export: ExportOptions
 
     @Option(help: "The directory the exports are written to (and served from).")
     var directory: String
 
-    @Option(help: "Pad each file with random keys up to this many.")
-    var minimumRecords = 0
-
-    @Option(help: "Pad up to this many more, a random number each time (the reference's EXPORT_FILE_PADDING_RANGE).")
-    var paddingRange = 0
-
-    func validate() throws {
-        try checkOption(minimumRecords, in: ExportWorker.Settings.minimumRecordsRange, "--minimum-records", unit: "keys")
-        try checkOption(paddingRange, in: ExportWorker.Settings.minimumRecordsRange, "--padding-range", unit: "keys")
-    }
-
     func run() async throws {
-        let parts = keyID.split(separator: ":", maxSplits: 1).map(String.init)
-        guard parts.count == 2 else { throw ValidationError("--key-id: '\(keyID)' is not ID:VERSION") }
         let store = try options.openKeyStore()
-        var settings = ExportWorker.Settings(directory: directory, root: "exposureKeyExport-\(region)", region: region, keyID: parts[0], keyVersion: parts[1])
-        settings.minimumRecords = minimumRecords
-        settings.paddingRange = paddingRange
-        let worker = ExportWorker(store: store, signingKey: try privateKey(exportKey, option: "--export-key"), settings: settings)
+        let worker = ExportWorker(store: store, signingKey: try export.signingKey(), settings: try export.settings(directory: directory))
         if let name = try await worker.run(now: SystemClockTime.now) {
             print("wrote \(name)")
         } else {

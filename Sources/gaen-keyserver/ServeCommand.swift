@@ -31,14 +31,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The verification signing key (PEM, P-256).", completion: .file(extensions: ["pem"]))
     var verificationKey: String
 
-    @Option(help: "The export signing key (PEM, P-256).", completion: .file(extensions: ["pem"]))
-    var exportKey: String
-
-    @Option(help: "The export signing key's id and version, ID:VERSION.")
-    var keyID = "310:v1"
-
-    @Option(help: "The region of the exports.")
-    var region = "XX"
+    @OptionGroup var export: ExportOptions
 
     @Option(help: "Health authority IDs whose publishes are accepted (repeatable).")
     var healthAuthority: [String] = []
@@ -68,12 +61,6 @@ struct Serve: AsyncParsableCommand {
     @Flag(help: "Demos and tests only: export still-valid keys at once instead of after their day (DEBUG_RELEASE_SAME_DAY_KEYS).")
     var releaseSameDayKeys = false
 
-    @Option(help: "Pad each export with random keys up to this many.")
-    var minimumRecords = 0
-
-    @Option(help: "Pad up to this many more, a random number each time (the reference's EXPORT_FILE_PADDING_RANGE).")
-    var paddingRange = 0
-
     @Option(help: "Requests each client may make to each of /api/verify, /api/certificate, /v1/publish and /admin/codes per minute (then 429).")
     var requestsPerMinute = 120
 
@@ -102,8 +89,6 @@ struct Serve: AsyncParsableCommand {
     func validate() throws {
         try checkOption(embargoDelay, in: PublishValidator.embargoDelays, "--embargo-delay", unit: "seconds")
         try checkOption(exportInterval, in: Self.exportIntervals, "--export-interval", unit: "seconds")
-        try checkOption(minimumRecords, in: ExportWorker.Settings.minimumRecordsRange, "--minimum-records", unit: "keys")
-        try checkOption(paddingRange, in: ExportWorker.Settings.minimumRecordsRange, "--padding-range", unit: "keys")
         try checkOption(requestsPerMinute, in: RateLimit.tokenRange, "--requests-per-minute", unit: "requests")
         try checkOption(failedAttemptsPerHour, in: RateLimit.tokenRange, "--failed-attempts-per-hour", unit: "attempts")
         try checkOption(maxConnections, in: Self.connectionRange, "--max-connections", unit: "connections")
@@ -134,8 +119,6 @@ struct Serve: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let parts = keyID.split(separator: ":", maxSplits: 1).map(String.init)
-        guard parts.count == 2 else { throw ValidationError("--key-id: '\(keyID)' is not ID:VERSION") }
         guard !healthAuthority.isEmpty else { throw ValidationError("--health-authority: at least one is needed") }
         guard let dataDir = options.dataDir else { throw ValidationError("--data-dir: serve keeps its exports there, so it is needed") }
         guard
@@ -161,11 +144,7 @@ struct Serve: AsyncParsableCommand {
             check: CertificateCheck(
                 verifierKey: try ECDSAPublicKey(pem: signing.publicKeyPEM), issuer: verifier.settings.issuer, audience: verifier.settings.audience),
             validator: validator, settings: settings, limits: RequestLimits(requestLimits), clock: { SystemClockTime.now })
-        var exportSettings = ExportWorker.Settings(
-            directory: settings.exportDirectory, root: "exposureKeyExport-\(region)", region: region, keyID: parts[0], keyVersion: parts[1])
-        exportSettings.minimumRecords = minimumRecords
-        exportSettings.paddingRange = paddingRange
-        let exporter = ExportWorker(store: store, signingKey: try privateKey(exportKey, option: "--export-key"), settings: exportSettings)
+        let exporter = ExportWorker(store: store, signingKey: try export.signingKey(), settings: try export.settings(directory: settings.exportDirectory))
 
         DaemonLogging.bootstrap(threshold: LogThreshold(Logger.Level(rawValue: logLevel.rawValue) ?? .info), environment: ProcessInfo.processInfo.environment)
         let server = BoundedHTTPServer(

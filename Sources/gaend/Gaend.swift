@@ -12,11 +12,12 @@ import HCI
 import Foundation
 import KeySchedule
 import Logging
-import Radio
+import Beacon
 import ServiceLifecycle
 import Storage
 import UnixSignals
-import GaendAPI
+import GaendConfiguration
+import SystemCalls
 
 /// The daemon's entry point: configuration, then the services in one group until SIGTERM/SIGINT.
 @main

@@ -4,7 +4,7 @@ import GaendTestSupport
 import BlueZ
 import DBus
 import ENCore
-import Radio
+import Beacon
 import Testing
 
 /// bluetoothd's signals, as the mock and bluetoothd 5.66 send them, read into sightings and adapter
@@ -15,7 +15,7 @@ import Testing
 
     static func added(_ path: String, _ properties: [String: DBusValue]) -> DBusMessage {
         .signal(
-            path: "/", interface: BlueZNames.objectManager, member: "InterfacesAdded",
+            path: "/", interface: StandardInterfaces.objectManager, member: "InterfacesAdded",
             [
                 .objectPath(path),
                 .dictionary(key: .string, value: .dictionary(key: .string, value: .variant), [.init(.string(BlueZNames.device), .properties(properties))]),
@@ -23,7 +23,7 @@ import Testing
     }
 
     static func changed(_ path: String, _ interface: String, _ properties: [String: DBusValue]) -> DBusMessage {
-        .signal(path: path, interface: BlueZNames.properties, member: "PropertiesChanged", [.string(interface), .properties(properties), .strings([])])
+        .signal(path: path, interface: StandardInterfaces.properties, member: "PropertiesChanged", [.string(interface), .properties(properties), .strings([])])
     }
 
     static func serviceData(_ bytes: [UInt8], uuid: String = BlueZNames.exposureNotificationUUID) -> DBusValue {
@@ -67,7 +67,8 @@ import Testing
         #expect(interpreter.handle(Self.changed(Self.device, BlueZNames.device, ["ServiceData": Self.serviceData(Self.payload)])).isEmpty)
         // Removed: a later change of it is nobody's.
         _ = interpreter.handle(
-            .signal(path: "/", interface: BlueZNames.objectManager, member: "InterfacesRemoved", [.objectPath(Self.device), .strings([BlueZNames.device])]))
+            .signal(
+                path: "/", interface: StandardInterfaces.objectManager, member: "InterfacesRemoved", [.objectPath(Self.device), .strings([BlueZNames.device])]))
         #expect(interpreter.knownDevices == 0)
         #expect(interpreter.handle(Self.changed(Self.device, BlueZNames.device, ["RSSI": .int16(-50)])).isEmpty)
     }
@@ -98,8 +99,8 @@ import Testing
                     ])
             ).isEmpty)
         // Wrong signatures are counted, not trusted.
-        #expect(interpreter.handle(.signal(path: "/", interface: BlueZNames.objectManager, member: "InterfacesAdded", [.string("x")])).isEmpty)
-        #expect(interpreter.handle(.signal(path: Self.device, interface: BlueZNames.properties, member: "PropertiesChanged", [.int32(1)])).isEmpty)
+        #expect(interpreter.handle(.signal(path: "/", interface: StandardInterfaces.objectManager, member: "InterfacesAdded", [.string("x")])).isEmpty)
+        #expect(interpreter.handle(.signal(path: Self.device, interface: StandardInterfaces.properties, member: "PropertiesChanged", [.int32(1)])).isEmpty)
         #expect(interpreter.malformed == 2)
         // An address that is not one.
         #expect(
@@ -111,7 +112,7 @@ import Testing
     @Test func theAdapterComesGoesAndPowers() {
         var interpreter = BlueZSignalInterpreter(adapterPath: "/org/bluez/hci0")
         let adapterAdded = DBusMessage.signal(
-            path: "/", interface: BlueZNames.objectManager, member: "InterfacesAdded",
+            path: "/", interface: StandardInterfaces.objectManager, member: "InterfacesAdded",
             [
                 .objectPath("/org/bluez/hci0"),
                 .dictionary(
@@ -127,7 +128,7 @@ import Testing
         #expect(
             interpreter.handle(
                 .signal(
-                    path: "/", interface: BlueZNames.objectManager, member: "InterfacesRemoved",
+                    path: "/", interface: StandardInterfaces.objectManager, member: "InterfacesRemoved",
                     [.objectPath("/org/bluez/hci0"), .strings([BlueZNames.adapter])]))
                 == [.adapterPresent(false)])
         let managed = DBusValue.dictionary(

@@ -2,13 +2,13 @@
 
 import ContactLog
 import ENCore
-import GaendAPI
 import GaendTestSupport
 import KeySchedule
 import Logging
-import Radio
+import Beacon
 import Storage
 import Testing
+import GaendConfiguration
 
 /// The beacon session in process (as both radio services run it), on a fake back end, with the
 /// wall clock and the monotonic clock both in the test's hands: scan windows into the real contact log, rotation at its

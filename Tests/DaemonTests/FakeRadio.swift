@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 import ENCore
-import Radio
+import Beacon
 import Synchronization
 
 /// A radio back end that does what it is told and remembers it: what was advertised from which

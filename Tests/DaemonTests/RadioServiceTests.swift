@@ -3,18 +3,18 @@
 import ContactLog
 import Daemon
 import ENCore
-import GaendAPI
 import GaendTestSupport
 import HCI
 import InMemoryLogging
 import KeySchedule
 import Logging
-import Radio
+import Beacon
 import ServiceLifecycleTestKit
 import Storage
 import Synchronization
 import SystemCalls
 import Testing
+import GaendConfiguration
 
 /// The HCI radio service in process: the real service, driver and beacon session over a socketpair
 /// to a scripted controller, with the monotonic clock in the test's hands. What the process tests

@@ -9,13 +9,13 @@ import KeyFiles
 let t0 = UnixTime(seconds: 1_585_828_800)
 
 /// A sighting with the given RSSIs at `time`, the previous scan having ended at `previous`.
-func sighting(_ time: UnixTime, rssi: [Int8], previous: UnixTime?, tx: Int8 = 8, duration: Int64 = 0) -> Sighting {
+func sighting(_ time: UnixTime, rssi: [Int8], previous: UnixTime?, tx: Int8 = 8, duration: Int64 = 0) -> MatchedSighting {
     var summary = RSSISummary()
     rssi.forEach { summary.add($0) }
     let aggregate = ContactAggregate(
         rpi: RollingProximityIdentifier(.zero), aem: AssociatedEncryptedMetadata((0, 0, 0, 0)), firstSeen: time,
         lastSeen: time.adding(seconds: duration), reports: UInt16(rssi.count), rssi: summary, previousScanEnd: previous)
-    return Sighting(aggregate: aggregate, metadata: .version1_1(txPower: tx, calibrationConfidence: .low))
+    return MatchedSighting(aggregate: aggregate, metadata: .version1_1(txPower: tx, calibrationConfidence: .low))
 }
 
 func diagnosisKey(report: ReportType = .confirmedTest, days: Int32? = nil, risk: Int32 = 4) -> DiagnosisKey {

@@ -10,7 +10,7 @@ import Testing
 /// (docs/detection.md cites the file of each).
 struct GMSRuleTests {
     /// A sighting of the RPI numbered `rpi` (its last byte), at `time`, with its own TX power.
-    func heard(_ time: UnixTime, rpi: UInt64, rssi: [Int8], tx: Int8 = 8) -> Sighting {
+    func heard(_ time: UnixTime, rpi: UInt64, rssi: [Int8], tx: Int8 = 8) -> MatchedSighting {
         var sighting = sighting(time, rssi: rssi, previous: time.adding(seconds: -250), tx: tx)
         sighting.aggregate.rpi = RollingProximityIdentifier(Bytes16(words: (0, rpi)))
         return sighting

@@ -5,7 +5,7 @@ import ENCore
 import HCI
 import Logging
 import Testing
-import GaendAPI
+import GaendConfiguration
 
 @Suite(.ownThreads) struct HCIControllerTests {
     let quiet = Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() })

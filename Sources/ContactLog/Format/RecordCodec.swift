@@ -27,21 +27,23 @@ enum RecordCodec {
         let (first, last) = try offsets(start: aggregate.firstSeen, end: aggregate.lastSeen, day: day, what: "aggregate")
         let noValidRSSI = aggregate.rssi.validReports == 0
         try appendRecord(to: &bytes) { raw in
-            raw.storeBytes(of: SegmentFormat.RecordType.aggregate.rawValue, toByteOffset: 0, as: UInt8.self)
-            raw.storeBytes(of: noValidRSSI ? SegmentFormat.flagNoValidRSSI : 0, toByteOffset: 1, as: UInt8.self)
-            raw.storeBytes(of: noValidRSSI ? 0 : aggregate.rssi.maximum ?? 0, toByteOffset: 2, as: Int8.self)
-            aggregate.rpi.bytes.store(to: raw.baseAddress! + 4)
+            typealias Field = SegmentFormat.AggregateField
+            raw.storeBytes(of: SegmentFormat.RecordType.aggregate.rawValue, toByteOffset: Field.type, as: UInt8.self)
+            raw.storeBytes(of: noValidRSSI ? SegmentFormat.flagNoValidRSSI : 0, toByteOffset: Field.flags, as: UInt8.self)
+            raw.storeBytes(of: noValidRSSI ? 0 : aggregate.rssi.maximum ?? 0, toByteOffset: Field.rssiMaximum, as: Int8.self)
+            aggregate.rpi.bytes.store(to: raw.baseAddress! + Field.rpi)
             let aem = aggregate.aem.bytes
-            raw.storeBytes(of: aem.0, toByteOffset: 20, as: UInt8.self)
-            raw.storeBytes(of: aem.1, toByteOffset: 21, as: UInt8.self)
-            raw.storeBytes(of: aem.2, toByteOffset: 22, as: UInt8.self)
-            raw.storeBytes(of: aem.3, toByteOffset: 23, as: UInt8.self)
-            raw.storeBytes(of: first.littleEndian, toByteOffset: 24, as: UInt32.self)
-            raw.storeBytes(of: last.littleEndian, toByteOffset: 28, as: UInt32.self)
-            raw.storeBytes(of: aggregate.reports.littleEndian, toByteOffset: 32, as: UInt16.self)
-            raw.storeBytes(of: aggregate.rssi.validReports.littleEndian, toByteOffset: 34, as: UInt16.self)
-            raw.storeBytes(of: (noValidRSSI ? 0 : aggregate.rssi.sum).littleEndian, toByteOffset: 36, as: Int32.self)
-            raw.storeBytes(of: previousScanOffset(aggregate.previousScanEnd, day: day).littleEndian, toByteOffset: 40, as: Int32.self)
+            raw.storeBytes(of: aem.0, toByteOffset: Field.aem, as: UInt8.self)
+            raw.storeBytes(of: aem.1, toByteOffset: Field.aem + 1, as: UInt8.self)
+            raw.storeBytes(of: aem.2, toByteOffset: Field.aem + 2, as: UInt8.self)
+            raw.storeBytes(of: aem.3, toByteOffset: Field.aem + 3, as: UInt8.self)
+            raw.storeBytes(of: first.littleEndian, toByteOffset: Field.firstSeen, as: UInt32.self)
+            raw.storeBytes(of: last.littleEndian, toByteOffset: Field.lastSeen, as: UInt32.self)
+            raw.storeBytes(of: aggregate.reports.littleEndian, toByteOffset: Field.reports, as: UInt16.self)
+            raw.storeBytes(of: aggregate.rssi.validReports.littleEndian, toByteOffset: Field.validReports, as: UInt16.self)
+            raw.storeBytes(of: (noValidRSSI ? 0 : aggregate.rssi.sum).littleEndian, toByteOffset: Field.rssiSum, as: Int32.self)
+            raw.storeBytes(
+                of: previousScanOffset(aggregate.previousScanEnd, day: day).littleEndian, toByteOffset: Field.previousScanEnd, as: Int32.self)
         }
     }
 
@@ -49,14 +51,15 @@ enum RecordCodec {
     static func append(_ window: ScanWindowRecord, day: UTCDay, to bytes: inout [UInt8]) throws(Refusal) {
         let (start, end) = try offsets(start: window.start, end: window.end, day: day, what: "scan window")
         try appendRecord(to: &bytes) { raw in
-            raw.storeBytes(of: SegmentFormat.RecordType.scanWindow.rawValue, toByteOffset: 0, as: UInt8.self)
-            raw.storeBytes(of: start.littleEndian, toByteOffset: 4, as: UInt32.self)
-            raw.storeBytes(of: end.littleEndian, toByteOffset: 8, as: UInt32.self)
-            raw.storeBytes(of: window.reports.littleEndian, toByteOffset: 12, as: UInt32.self)
-            raw.storeBytes(of: window.exposureNotificationReports.littleEndian, toByteOffset: 16, as: UInt32.self)
-            raw.storeBytes(of: window.aggregates.littleEndian, toByteOffset: 20, as: UInt32.self)
-            raw.storeBytes(of: previousScanOffset(window.previousScanEnd, day: day).littleEndian, toByteOffset: 24, as: Int32.self)
-            raw.storeBytes(of: window.monotonicMilliseconds.littleEndian, toByteOffset: 28, as: UInt32.self)
+            typealias Field = SegmentFormat.ScanWindowField
+            raw.storeBytes(of: SegmentFormat.RecordType.scanWindow.rawValue, toByteOffset: Field.type, as: UInt8.self)
+            raw.storeBytes(of: start.littleEndian, toByteOffset: Field.start, as: UInt32.self)
+            raw.storeBytes(of: end.littleEndian, toByteOffset: Field.end, as: UInt32.self)
+            raw.storeBytes(of: window.reports.littleEndian, toByteOffset: Field.reports, as: UInt32.self)
+            raw.storeBytes(of: window.exposureNotificationReports.littleEndian, toByteOffset: Field.exposureNotificationReports, as: UInt32.self)
+            raw.storeBytes(of: window.aggregates.littleEndian, toByteOffset: Field.aggregates, as: UInt32.self)
+            raw.storeBytes(of: previousScanOffset(window.previousScanEnd, day: day).littleEndian, toByteOffset: Field.previousScanEnd, as: Int32.self)
+            raw.storeBytes(of: window.monotonicMilliseconds.littleEndian, toByteOffset: Field.monotonicMilliseconds, as: UInt32.self)
         }
     }
 
@@ -113,43 +116,45 @@ enum RecordCodec {
             let value = Int32(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: Int32.self))
             return value == SegmentFormat.unknownPreviousScanEnd ? nil : UnixTime(milliseconds: base + Int64(value))
         }
-        let type = raw.load(as: UInt8.self)
+        let type = raw.load(fromByteOffset: SegmentFormat.AggregateField.type, as: UInt8.self)
         switch SegmentFormat.RecordType(rawValue: type) {
         case .aggregate:
-            let first = time(24)
-            let last = time(28)
+            typealias Field = SegmentFormat.AggregateField
+            let first = time(Field.firstSeen)
+            let last = time(Field.lastSeen)
             try checkSpan(first: first, last: last, day: day, what: "aggregate")
-            let flags = raw.load(fromByteOffset: 1, as: UInt8.self)
+            let flags = raw.load(fromByteOffset: Field.flags, as: UInt8.self)
             let noValidRSSI = flags & SegmentFormat.flagNoValidRSSI != 0
             let aem = (
-                raw.load(fromByteOffset: 20, as: UInt8.self), raw.load(fromByteOffset: 21, as: UInt8.self),
-                raw.load(fromByteOffset: 22, as: UInt8.self), raw.load(fromByteOffset: 23, as: UInt8.self)
+                raw.load(fromByteOffset: Field.aem, as: UInt8.self), raw.load(fromByteOffset: Field.aem + 1, as: UInt8.self),
+                raw.load(fromByteOffset: Field.aem + 2, as: UInt8.self), raw.load(fromByteOffset: Field.aem + 3, as: UInt8.self)
             )
             let rssi =
                 noValidRSSI
                 ? RSSISummary()
                 : RSSISummary(
-                    maximum: raw.load(fromByteOffset: 2, as: Int8.self),
-                    sum: Int32(littleEndian: raw.loadUnaligned(fromByteOffset: 36, as: Int32.self)),
-                    validReports: UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: 34, as: UInt16.self)))
+                    maximum: raw.load(fromByteOffset: Field.rssiMaximum, as: Int8.self),
+                    sum: Int32(littleEndian: raw.loadUnaligned(fromByteOffset: Field.rssiSum, as: Int32.self)),
+                    validReports: UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: Field.validReports, as: UInt16.self)))
             return .aggregate(
                 ContactAggregate(
-                    rpi: RollingProximityIdentifier(Bytes16(loadingFrom: raw + 4)),
+                    rpi: RollingProximityIdentifier(Bytes16(loadingFrom: raw + Field.rpi)),
                     aem: AssociatedEncryptedMetadata(aem), firstSeen: first, lastSeen: last,
-                    reports: UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: 32, as: UInt16.self)),
-                    rssi: rssi, previousScanEnd: previous(40)))
+                    reports: UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: Field.reports, as: UInt16.self)),
+                    rssi: rssi, previousScanEnd: previous(Field.previousScanEnd)))
         case .scanWindow:
-            let start = time(4)
-            let end = time(8)
+            typealias Field = SegmentFormat.ScanWindowField
+            let start = time(Field.start)
+            let end = time(Field.end)
             try checkSpan(first: start, last: end, day: day, what: "scan window")
             return .scanWindow(
                 ScanWindowRecord(
                     start: start, end: end,
-                    reports: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 12, as: UInt32.self)),
-                    exposureNotificationReports: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 16, as: UInt32.self)),
-                    aggregates: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 20, as: UInt32.self)),
-                    previousScanEnd: previous(24),
-                    monotonicMilliseconds: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 28, as: UInt32.self))))
+                    reports: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: Field.reports, as: UInt32.self)),
+                    exposureNotificationReports: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: Field.exposureNotificationReports, as: UInt32.self)),
+                    aggregates: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: Field.aggregates, as: UInt32.self)),
+                    previousScanEnd: previous(Field.previousScanEnd),
+                    monotonicMilliseconds: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: Field.monotonicMilliseconds, as: UInt32.self))))
         case nil:
             throw .corrupt("unknown record type \(type)")
         }

@@ -30,15 +30,54 @@ enum SegmentFormat {
     /// Aggregate flag: no report had a valid RSSI, so maximum and sum mean nothing.
     static let flagNoValidRSSI: UInt8 = 0x01
 
+    /// Where each field of the header starts (docs/contact-log.md, "Header").
+    enum HeaderField {
+        static let magic = 0
+        static let version = 8
+        static let recordSize = 10
+        static let day = 12
+    }
+
+    /// Where each field of an aggregate record starts (docs/contact-log.md, "Aggregate record").
+    enum AggregateField {
+        static let type = 0
+        static let flags = 1
+        static let rssiMaximum = 2
+        /// Reserved (0) in the file; the matching index keeps the record's day there.
+        static let reserved = 3
+        static let rpi = 4
+        static let aem = 20
+        static let firstSeen = 24
+        static let lastSeen = 28
+        static let reports = 32
+        static let validReports = 34
+        static let rssiSum = 36
+        static let previousScanEnd = 40
+        /// The CRC-32C of the bytes before it; the matching index reuses it as a link.
+        static let checksum = checkedSize
+    }
+
+    /// Where each field of a scan-window record starts (docs/contact-log.md, "Scan window record").
+    enum ScanWindowField {
+        static let type = 0
+        static let start = 4
+        static let end = 8
+        static let reports = 12
+        static let exposureNotificationReports = 16
+        static let aggregates = 20
+        static let previousScanEnd = 24
+        static let monotonicMilliseconds = 28
+    }
+
     // MARK: Header
 
     static func header(for day: UTCDay) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: headerSize)
         bytes.withUnsafeMutableBytes { raw in
-            for (index, byte) in magic.enumerated() { raw[index] = byte }
-            raw.storeBytes(of: version.littleEndian, toByteOffset: 8, as: UInt16.self)
-            raw.storeBytes(of: UInt16(recordSize).littleEndian, toByteOffset: 10, as: UInt16.self)
-            raw.storeBytes(of: Int32(truncatingIfNeeded: day.daysSinceEpoch).littleEndian, toByteOffset: 12, as: Int32.self)
+            for (index, byte) in magic.enumerated() { raw[HeaderField.magic + index] = byte }
+            raw.storeBytes(of: version.littleEndian, toByteOffset: HeaderField.version, as: UInt16.self)
+            raw.storeBytes(of: UInt16(recordSize).littleEndian, toByteOffset: HeaderField.recordSize, as: UInt16.self)
+            raw.storeBytes(of: Int32(truncatingIfNeeded: day.daysSinceEpoch).littleEndian, toByteOffset: HeaderField.day, as: Int32.self)
             let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[0..<checkedSize]))
             raw.storeBytes(of: crc.littleEndian, toByteOffset: checkedSize, as: UInt32.self)
         }
@@ -72,11 +111,11 @@ enum SegmentFormat {
         guard raw.prefix(8).elementsEqual(magic) else { return .badMagic }
         let crc = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: checkedSize, as: UInt32.self))
         guard crc == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[0..<checkedSize])) else { return .badChecksum }
-        let version = UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt16.self))
+        let version = UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: HeaderField.version, as: UInt16.self))
         guard version == Self.version else { return .unsupportedVersion(version) }
-        let size = UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: 10, as: UInt16.self))
+        let size = UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: HeaderField.recordSize, as: UInt16.self))
         guard size == recordSize else { return .unsupportedRecordSize(size) }
-        let headerDay = Int64(Int32(littleEndian: raw.loadUnaligned(fromByteOffset: 12, as: Int32.self)))
+        let headerDay = Int64(Int32(littleEndian: raw.loadUnaligned(fromByteOffset: HeaderField.day, as: Int32.self)))
         guard headerDay == day.daysSinceEpoch else { return .dayMismatch(file: day.daysSinceEpoch, header: headerDay) }
         return nil
     }

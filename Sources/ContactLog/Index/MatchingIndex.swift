@@ -79,11 +79,11 @@ package final class MatchingIndex: @unchecked Sendable {
         var link = table.head(of: rpi.bytes)
         while link != 0 {
             let raw = table.record(link - 1)
-            let day = days[Int(raw.load(fromByteOffset: 3, as: UInt8.self))]
+            let day = days[Int(raw.load(fromByteOffset: SegmentFormat.AggregateField.reserved, as: UInt8.self))]
             if case .aggregate(let aggregate)? = try? RecordCodec.decode(raw, day: day) {
                 result.append(aggregate)
             }
-            link = raw.loadUnaligned(fromByteOffset: 44, as: UInt32.self)
+            link = raw.loadUnaligned(fromByteOffset: SegmentFormat.AggregateField.checksum, as: UInt32.self)
         }
         return result
     }
@@ -157,8 +157,8 @@ private final class RecordTable {
         guard count < capacity else { return }
         let destination = records.baseAddress! + count * SegmentFormat.recordSize
         destination.copyMemory(from: raw, byteCount: SegmentFormat.recordSize)
-        destination.storeBytes(of: dayIndex, toByteOffset: 3, as: UInt8.self)
-        let rpi = Bytes16(loadingFrom: destination + 4)
+        destination.storeBytes(of: dayIndex, toByteOffset: SegmentFormat.AggregateField.reserved, as: UInt8.self)
+        let rpi = Bytes16(loadingFrom: destination + SegmentFormat.AggregateField.rpi)
         let slot = findSlot(rpi)
         let previous = slots[slot]
         if previous == 0 {
@@ -167,7 +167,7 @@ private final class RecordTable {
             filter[word] |= bits
         }
         // The checksum field becomes the link to the RPI's previous aggregate (0 = none).
-        destination.storeBytes(of: UInt32(truncatingIfNeeded: previous), toByteOffset: 44, as: UInt32.self)
+        destination.storeBytes(of: UInt32(truncatingIfNeeded: previous), toByteOffset: SegmentFormat.AggregateField.checksum, as: UInt32.self)
         slots[slot] = UInt64(Self.fingerprint(rpi)) << 32 | UInt64(count + 1)
         count += 1
     }
@@ -194,7 +194,7 @@ private final class RecordTable {
             if value == 0 { return index }
             if value >> 32 == fingerprint {
                 let head = Int(truncatingIfNeeded: value & 0xFFFF_FFFF) - 1
-                if Bytes16(loadingFrom: records.baseAddress! + head * SegmentFormat.recordSize + 4) == rpi { return index }
+                if Bytes16(loadingFrom: records.baseAddress! + head * SegmentFormat.recordSize + SegmentFormat.AggregateField.rpi) == rpi { return index }
             }
             index = (index + 1) & mask
         }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 package import ENCore
+package import Conditions
 package import Logging
 package import Storage
 
@@ -25,8 +26,10 @@ package actor ContactLogWriter {
     var segments: [UTCDay: AppendOnlyFile] = [:]
     var unsynced: Set<UTCDay> = []
     /// For `activity()`: the last window's end, and aggregates filed under a day (today's).
-    var lastWindowEnd: UnixTime?
-    var todayCount: (day: UTCDay, count: Int)
+    var lastWindowEnd: UnixTime? { didSet { changes.signal() } }
+    var todayCount: (day: UTCDay, count: Int) { didSet { changes.signal() } }
+    /// Signalled when `activity()` may answer otherwise: a window written, the log erased.
+    package nonisolated let changes = Changes()
     private var windowsSinceSync = 0
     private var lastPruneDay: UTCDay
     /// Records refused since open because their times did not fit (each logged as a counted warning).

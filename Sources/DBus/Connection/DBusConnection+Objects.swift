@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
+import Conditions
 import Synchronization
 
 extension DBusConnection {
@@ -16,7 +17,7 @@ extension DBusConnection {
             var added = [DBusValue.DictionaryEntry]()
             for interface in interfaces { added.append(.init(.string(interface.name), await Self.properties(of: interface))) }
             try emit(
-                path: manager, interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesAdded",
+                path: manager, interface: StandardInterfaces.objectManager, member: "InterfacesAdded",
                 [.objectPath(path), .dictionary(key: .string, value: .dictionary(key: .string, value: .variant), added)])
         }
     }
@@ -28,7 +29,7 @@ extension DBusConnection {
         }
         if let removed, let manager {
             try emit(
-                path: manager, interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesRemoved",
+                path: manager, interface: StandardInterfaces.objectManager, member: "InterfacesRemoved",
                 [.objectPath(path), .strings(removed.map(\.name))])
         }
     }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
+import Conditions
 import Synchronization
 
 extension DBusConnection {
@@ -25,10 +26,10 @@ extension DBusConnection {
     /// `signals(matching:)`, with the subscription's identity.
     package func subscribe(_ rule: DBusMatchRule) async throws -> SignalSubscription {
         try rule.validate()
-        let wellKnownSender = rule.sender.flatMap { $0.hasPrefix(":") || $0 == "org.freedesktop.DBus" ? nil : $0 }
+        let wellKnownSender = rule.sender.flatMap { $0.hasPrefix(":") || $0 == StandardInterfaces.bus ? nil : $0 }
         if let wellKnownSender { try await trackOwner(of: wellKnownSender) }
         _ = try await call(
-            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "AddMatch", [.string(rule.text)])
+            destination: StandardInterfaces.bus, path: StandardInterfaces.busPath, interface: StandardInterfaces.bus, member: "AddMatch", [.string(rule.text)])
         let (stream, continuation) = AsyncStream<DBusMessage>.makeStream(bufferingPolicy: .bufferingNewest(4096))
         let id = state.withLock { state in
             defer { state.nextID += 1 }
@@ -45,7 +46,7 @@ extension DBusConnection {
             guard connected else { return }
             try? self.send(
                 .call(
-                    destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "RemoveMatch",
+                    destination: StandardInterfaces.bus, path: StandardInterfaces.busPath, interface: StandardInterfaces.bus, member: "RemoveMatch",
                     [.string(rule.text)]
                 ).noReplyWanted())
             if let wellKnownSender { self.untrackOwner(of: wellKnownSender) }
@@ -58,7 +59,7 @@ extension DBusConnection {
         guard DBusNames.isValidBusName(name), !name.hasPrefix(":") else { throw DBusError(.invalidArgs, "'\(name)' is not a well-known bus name") }
         let changes = try await signals(
             matching: DBusMatchRule(
-                sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged", path: "/org/freedesktop/DBus", arg0: name))
+                sender: StandardInterfaces.bus, interface: StandardInterfaces.bus, member: "NameOwnerChanged", path: StandardInterfaces.busPath, arg0: name))
         let current = try await owner(of: name)
         let (stream, continuation) = AsyncStream<String?>.makeStream()
         continuation.yield(current)
@@ -76,7 +77,8 @@ extension DBusConnection {
     package func owner(of name: String) async throws -> String? {
         do {
             return try await call(
-                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "GetNameOwner", [.string(name)]
+                destination: StandardInterfaces.bus, path: StandardInterfaces.busPath, interface: StandardInterfaces.bus, member: "GetNameOwner",
+                [.string(name)]
             ).first?.string
         } catch let error as DBusError where error.name == .nameHasNoOwner {
             return nil
@@ -91,7 +93,7 @@ extension DBusConnection {
     /// Asks the bus for a well-known name, without queueing (DBUS_NAME_FLAG_DO_NOT_QUEUE).
     package func requestName(_ name: String) async throws -> NameRequestReply {
         let reply = try await call(
-            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "RequestName",
+            destination: StandardInterfaces.bus, path: StandardInterfaces.busPath, interface: StandardInterfaces.bus, member: "RequestName",
             [.string(name), .uint32(4)])
         guard let code = reply.first?.uint32, let answer = NameRequestReply(rawValue: code) else {
             throw DBusError(.failed, "RequestName answered \(reply)")
@@ -105,9 +107,9 @@ extension DBusConnection {
             return state.ownerWatchCount[name] == 1
         }
         guard first else { return }
-        let rule = DBusMatchRule(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged", arg0: name)
+        let rule = DBusMatchRule(sender: StandardInterfaces.bus, interface: StandardInterfaces.bus, member: "NameOwnerChanged", arg0: name)
         _ = try await call(
-            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "AddMatch", [.string(rule.text)])
+            destination: StandardInterfaces.bus, path: StandardInterfaces.busPath, interface: StandardInterfaces.bus, member: "AddMatch", [.string(rule.text)])
         // After AddMatch: a change from now on updates the cache, so the answer below cannot be stale
         // for long.
         let owner = try await owner(of: name)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
+import Conditions
 import Synchronization
 
 /// A connection to a message bus. libdbus runs on the connection's own pump thread; this handle
@@ -8,7 +9,7 @@ import Synchronization
 /// Closed by `close()` or when the last reference goes.
 package final class DBusConnection: Sendable {
     private let pump: Pump
-    let state: Mutex<ConnectionState>
+    let state: ConditionLock<ConnectionState>
     /// This connection's unique name on the bus (`:1.42`).
     package let uniqueName: String
 
@@ -22,7 +23,6 @@ package final class DBusConnection: Sendable {
         var connected = true
         /// Signals received so far (each gets the next number as its `sequence`).
         var signalsReceived: UInt64 = 0
-        var disconnectWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
     }
 
     struct Subscription {
@@ -55,7 +55,7 @@ package final class DBusConnection: Sendable {
                 message: { message in box.connection?.received(message) },
                 disconnected: { box.connection?.lost() }))
         uniqueName = pump.uniqueName
-        state = Mutex(ConnectionState())
+        state = ConditionLock(ConnectionState())
         box.set(self)
     }
 
@@ -69,21 +69,7 @@ package final class DBusConnection: Sendable {
     /// Returns when the connection is gone (closed here, by the bus, or by the bus going away),
     /// or when the task is cancelled.
     package func disconnected() async {
-        let id = state.withLock { state in
-            defer { state.nextID += 1 }
-            return state.nextID
-        }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                let already = state.withLock { state -> Bool in
-                    if state.connected && !Task.isCancelled { state.disconnectWaiters[id] = continuation }
-                    return !state.connected || Task.isCancelled
-                }
-                if already { continuation.resume() }
-            }
-        } onCancel: {
-            state.withLock { $0.disconnectWaiters.removeValue(forKey: id) }?.resume()
-        }
+        await state.wait { !$0.connected }
     }
 
     // MARK: Sending
@@ -132,7 +118,7 @@ package final class DBusConnection: Sendable {
     /// Emits org.freedesktop.DBus.Properties.PropertiesChanged.
     package func emitPropertiesChanged(path: String, interface: String, changed: [String: DBusValue], invalidated: [String] = []) throws(DBusError) {
         try emit(
-            path: path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+            path: path, interface: StandardInterfaces.properties, member: "PropertiesChanged",
             [.string(interface), .properties(changed), .strings(invalidated)])
     }
 
@@ -151,7 +137,7 @@ package final class DBusConnection: Sendable {
             return refusal.map { .refuse($0) } ?? .decode
         case .signal:
             let wanted = state.withLock { state in
-                if header.sender == "org.freedesktop.DBus", header.interface == "org.freedesktop.DBus", header.member == "NameOwnerChanged",
+                if header.sender == StandardInterfaces.bus, header.interface == StandardInterfaces.bus, header.member == "NameOwnerChanged",
                     header.signature == "sss", let name = header.arg0(), state.ownerWatchCount[name] != nil
                 {
                     return true
@@ -176,7 +162,7 @@ package final class DBusConnection: Sendable {
             // Handlers are async and may call back into the bus: off the pump thread.
             Task { await self.answer(message, route: route) }
         case .signal:
-            if message.sender == "org.freedesktop.DBus", message.interface == "org.freedesktop.DBus", message.member == "NameOwnerChanged",
+            if message.sender == StandardInterfaces.bus, message.interface == StandardInterfaces.bus, message.member == "NameOwnerChanged",
                 message.body.count == 3, let name = message.body[0].string, let newOwner = message.body[2].string
             {
                 state.withLock { state in
@@ -206,16 +192,13 @@ package final class DBusConnection: Sendable {
     }
 
     private func lost() {
-        let (subscriptions, waiters) = state.withLock { state in
+        // Waiters in `disconnected()` are woken by the change.
+        let subscriptions = state.withLock { state in
             state.connected = false
-            defer {
-                state.subscriptions.removeAll()
-                state.disconnectWaiters.removeAll()
-            }
-            return (Array(state.subscriptions.values), Array(state.disconnectWaiters.values))
+            defer { state.subscriptions.removeAll() }
+            return Array(state.subscriptions.values)
         }
         for subscription in subscriptions { subscription.continuation.finish() }
-        for waiter in waiters { waiter.resume() }
     }
 }
 

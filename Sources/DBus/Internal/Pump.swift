@@ -277,7 +277,7 @@ final class Pump: @unchecked Sendable {
     /// `ay` to nobody cost a decoding, 1.1 GB and seconds of the pump).
     fileprivate func incoming(_ message: OpaquePointer) -> DBusHandlerResult {
         guard let header = Self.header(message) else { return DBUS_HANDLER_RESULT_HANDLED }
-        if header.kind == .signal, header.interface == "org.freedesktop.DBus.Local", header.member == "Disconnected" {
+        if header.kind == .signal, header.interface == StandardInterfaces.local, header.member == "Disconnected" {
             running = false
             return DBUS_HANDLER_RESULT_HANDLED
         }

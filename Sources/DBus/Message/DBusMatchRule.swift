@@ -65,7 +65,7 @@ package struct DBusMatchRule: Sendable, Hashable {
     ) -> Bool {
         guard kind == .signal else { return false }
         if let sender {
-            let expected = sender.hasPrefix(":") || sender == "org.freedesktop.DBus" ? sender : owner(sender)
+            let expected = sender.hasPrefix(":") || sender == StandardInterfaces.bus ? sender : owner(sender)
             // The bus itself sends as org.freedesktop.DBus.
             guard let expected, messageSender == expected else { return false }
         }

@@ -12,13 +12,13 @@ enum Introspection {
     static func standard(properties: Bool, objectManager: Bool) -> [DBusInterface] {
         var interfaces = [
             DBusInterface(
-                name: "org.freedesktop.DBus.Peer",
+                name: StandardInterfaces.peer,
                 methods: [
                     DBusMethod("Ping") { _ in [] },
                     DBusMethod("GetMachineId", outputs: [DBusArgument("machine_uuid", .string)]) { _ in [] },
                 ]),
             DBusInterface(
-                name: "org.freedesktop.DBus.Introspectable",
+                name: StandardInterfaces.introspectable,
                 methods: [
                     DBusMethod("Introspect", outputs: [DBusArgument("xml_data", .string)]) { _ in [] }
                 ]),
@@ -26,7 +26,7 @@ enum Introspection {
         if properties {
             interfaces.append(
                 DBusInterface(
-                    name: "org.freedesktop.DBus.Properties",
+                    name: StandardInterfaces.properties,
                     methods: [
                         DBusMethod("Get", inputs: [.init("interface_name", .string), .init("property_name", .string)], outputs: [.init("value", .variant)]) {
                             _ in []
@@ -47,7 +47,7 @@ enum Introspection {
         if objectManager {
             interfaces.append(
                 DBusInterface(
-                    name: "org.freedesktop.DBus.ObjectManager",
+                    name: StandardInterfaces.objectManager,
                     methods: [
                         DBusMethod("GetManagedObjects", outputs: [.init("objects", ObjectTable.managedObjectsType)]) { _ in [] }
                     ],
@@ -89,7 +89,7 @@ enum Introspection {
                     lines.append(opening + "/>")
                 } else {
                     lines.append(opening + ">")
-                    lines.append("   <annotation name=\"org.freedesktop.DBus.Property.EmitsChangedSignal\" value=\"false\"/>")
+                    lines.append("   <annotation name=\"\(StandardInterfaces.emitsChangedSignal)\" value=\"false\"/>")
                     lines.append("  </property>")
                 }
             }

@@ -66,19 +66,19 @@ struct ObjectTable: Sendable {
         func noObject() -> Route { .failure(DBusError(.unknownObject, "no object at \(path)")) }
 
         switch call.interface {
-        case "org.freedesktop.DBus.Introspectable"? where member != "Introspect":
+        case StandardInterfaces.introspectable? where member != "Introspect":
             return .failure(DBusError(.unknownMethod, "no method \(member) in org.freedesktop.DBus.Introspectable"))
-        case _ where call.interface == "org.freedesktop.DBus.Introspectable" || (call.interface == nil && member == "Introspect"):
+        case _ where call.interface == StandardInterfaces.introspectable || (call.interface == nil && member == "Introspect"):
             let children = children(of: path)
             guard exported != nil || isManager || !children.isEmpty || path == "/" else { return noObject() }
             let own = exported ?? []
             return .introspect(
                 interfaces: Introspection.standard(properties: own.contains { !$0.properties.isEmpty }, objectManager: isManager) + own,
                 children: children)
-        case "org.freedesktop.DBus.Properties"?:
+        case StandardInterfaces.properties?:
             guard let exported else { return noObject() }
             return routeProperties(call, member: member, body: body, interfaces: exported)
-        case "org.freedesktop.DBus.ObjectManager"? where isManager:
+        case StandardInterfaces.objectManager? where isManager:
             guard member == "GetManagedObjects" else { return .failure(DBusError(.unknownMethod, "no method \(member) in org.freedesktop.DBus.ObjectManager")) }
             guard call.signature == "" else { return .failure(DBusError(.invalidArgs, "GetManagedObjects takes no arguments, got '\(call.signature)'")) }
             let managed = objects.filter { $0.key != path && DBusNames.path($0.key, isWithin: path) }.sorted { $0.key < $1.key }

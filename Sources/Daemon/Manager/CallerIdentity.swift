@@ -7,7 +7,7 @@ import DBus
 enum CallerIdentity {
     static func uid(of sender: String, on bus: DBusConnection) async throws -> UInt32? {
         try await bus.call(
-            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "GetConnectionUnixUser",
+            destination: StandardInterfaces.bus, path: StandardInterfaces.busPath, interface: StandardInterfaces.bus, member: "GetConnectionUnixUser",
             [.string(sender)]
         ).first?.uint32
     }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
+package import Conditions
 package import ContactLog
 package import Detection
 import Foundation
@@ -8,7 +9,7 @@ package import GaendAPI
 package import KeyFiles
 package import KeySchedule
 package import Logging
-package import Radio
+package import Beacon
 package import Storage
 
 /// What Manager1 does, without D-Bus: the owner's state, key release, detection, test results,
@@ -94,6 +95,19 @@ package actor Manager {
     /// Settings that a reload (SIGHUP) may change.
     package func reload(_ settings: Settings) {
         self.settings = settings
+    }
+
+    /// Whose notices say that a property may have changed: the log's activity, what is on the
+    /// air, the detection worker. (The radio status and the owner's switch are followed apart;
+    /// method calls announce their own changes.)
+    package nonisolated var changeSources: [Changes] { [log.changes, onAir.changes] + (worker.map { [$0.changes] } ?? []) }
+
+    /// When a property next changes by time alone: UTC midnight (SightingsToday, ExposureDays,
+    /// LastExposureTime) or the detection budget's next release (DetectionsRemaining).
+    package func nextTimedChange() async -> UnixTime {
+        let midnight = UTCDay(containing: clock.now()).start.adding(seconds: 86_400)
+        guard let release = await worker?.nextTimedChange() else { return midnight }
+        return min(midnight, release)
     }
 
     /// The configuration file enables Exposure Notification (`enable = true`): consent given by
@@ -270,25 +284,25 @@ package actor Manager {
     package func properties() async -> [Manager1.Property: PropertyValue] {
         let radio = radioStatus.status
         // The status and, when it is not active, why (StatusReason), decided together.
-        let (status, reason): (String, String) =
+        let (status, reason): (Manager1.Status, String) =
             if settings.radio == "none" {
-                ("paused", "no radio is configured (radio = none): detection only")
+                (.paused, "no radio is configured (radio = none): detection only")
             } else if !owner.enabled {
-                ("disabled", "Exposure Notification is turned off (gaenctl enable turns it on)")
+                (.disabled, "Exposure Notification is turned off (gaenctl enable turns it on)")
             } else {
                 switch radio {
-                case .active: ("active", "")
-                case .bluetoothOff: ("bluetooth-off", radioStatus.reason ?? "the radio is off")
-                case .starting, .none: ("unknown", "the radio is starting")
+                case .active: (.active, "")
+                case .bluetoothOff: (.bluetoothOff, radioStatus.reason ?? "the radio is off")
+                case .starting, .none: (.unknown, "the radio is starting")
                 }
             }
         // What is on the air, only while it is: after a fault the advertiser is not asked to stop.
-        let beacon = status == "active" ? onAir.value : nil
+        let beacon = status == .active ? onAir.value : nil
         let state = await worker?.state
         let answer = await worker?.exposureAnswer() ?? ExposureAnswer()
         let logState = await log.activity()
         return [
-            .status: .string(status), .statusReason: .string(reason), .authorizationStatus: .string(owner.authorization.rawValue),
+            .status: .string(status.rawValue), .statusReason: .string(reason), .authorizationStatus: .string(owner.authorization.rawValue),
             .enabled: .boolean(owner.enabled),
             .radioBackend: .string(settings.radio), .advertising: .boolean(owner.enabled && radio == .active),
             .advertisingSince: .time(beacon?.since), .address: .string(beacon?.address?.description ?? ""),

@@ -267,10 +267,10 @@ package final class DetectionSignals: DetectionObserver {
         try? bus.emit(
             path: Manager1.objectPath, interface: Manager1.interface, member: Manager1.Signal.detectionFinished.rawValue,
             [.boolean(outcome.error == nil), .string(outcome.error.map { "\($0)" } ?? "")])
-        if outcome.exposed, let result = outcome.result {
+        if outcome.exposed, outcome.result != nil {
             try? bus.emit(
                 path: Manager1.objectPath, interface: Manager1.interface, member: Manager1.Signal.exposureDetected.rawValue,
-                [.uint64(UInt64(max(0, outcome.finished.seconds))), .uint32(UInt32(clamping: result.exposureDays.count))])
+                [.uint64(UInt64(max(0, outcome.finished.seconds))), .uint32(UInt32(clamping: outcome.answer.days.count))])
         }
     }
 }

@@ -1,15 +1,19 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
+import Conditions
 import DBus
 package import GaendAPI
 import ENCore
 package import Logging
-package import Radio
+package import Beacon
 import ServiceLifecycle
+package import GaendConfiguration
 
 /// Manager1 on the bus: connects, exports the object, takes the name org.gaend (a second daemon
-/// is refused: the name is taken), tells systemd it is ready, and keeps the properties announced:
-/// after every call, on radio and enablement changes, and once a second for the log's figures.
+/// is refused: the name is taken), tells systemd it is ready, and keeps the properties announced
+/// as their owners change them: after every call, on the radio's status, the owner's switch, the
+/// log's activity, what is on the air and the detection worker's state, and when time alone
+/// changes one (midnight, the detection budget). Nothing is polled: between those, gaend sleeps.
 package struct ManagerService: Service {
     /// Where it is served (the configuration's `bus`).
     package typealias Bus = ManagerBus
@@ -21,7 +25,7 @@ package struct ManagerService: Service {
     let signals: DetectionSignals
     let notifier: SystemdNotifier
     let logger: Logger
-    /// Where the once-a-second announcement waits (the continuous clock; a test's clock).
+    /// Where the wait for a change by time alone passes (the continuous clock; a test's clock).
     let ticks: any Clock<Duration>
 
     package init(
@@ -76,10 +80,20 @@ package struct ManagerService: Service {
             group.addTask {
                 for await _ in gate.updates() { trigger.yield() }
             }
+            for source in manager.changeSources {
+                group.addTask {
+                    for await _ in source.updates() { trigger.yield() }
+                }
+            }
             let ticks = ticks
             group.addTask {
+                // Time alone: wait until the next such change, then read everything again. The
+                // moment is read again after each wake (a run may have moved it; the wall clock
+                // may have stepped).
                 while !Task.isCancelled {
-                    try? await ticks.sleep(for: .seconds(1))
+                    let next = await manager.nextTimedChange()
+                    let seconds = max(1, (next.milliseconds - manager.clock.now().milliseconds + 999) / 1000)
+                    try? await ticks.sleep(for: .seconds(seconds))
                     trigger.yield()
                 }
             }

@@ -5,7 +5,7 @@ package import ENCore
 package import KeyFiles
 
 /// One logged aggregate of a diagnosis key's RPI, with the metadata its AEM decrypted to.
-package struct Sighting: Hashable, Sendable {
+package struct MatchedSighting: Hashable, Sendable {
     package var aggregate: ContactAggregate
     package var metadata: BluetoothMetadata
 
@@ -18,9 +18,9 @@ package struct Sighting: Hashable, Sendable {
 /// A diagnosis key that was heard, with every sighting that passed the matching rules, oldest first.
 package struct KeyMatch: Hashable, Sendable {
     package var key: DiagnosisKey
-    package var sightings: [Sighting]
+    package var sightings: [MatchedSighting]
 
-    package init(key: DiagnosisKey, sightings: [Sighting]) {
+    package init(key: DiagnosisKey, sightings: [MatchedSighting]) {
         self.key = key
         self.sightings = sightings
     }

@@ -131,7 +131,7 @@ package struct Matcher: Sendable {
         }
         guard !found.isEmpty else { return nil }
         let aemk = crypto.aemk(for: key.key.keyData)
-        var sightings = [Sighting]()
+        var sightings = [MatchedSighting]()
         for (rpi, aggregates) in found {
             for aggregate in aggregates {
                 let metadata = crypto.metadata(from: aggregate.aem, aemk: aemk, rpi: rpi)
@@ -143,7 +143,7 @@ package struct Matcher: Sendable {
                     statistics.droppedNoRSSI += 1
                     continue
                 }
-                sightings.append(Sighting(aggregate: aggregate, metadata: metadata))
+                sightings.append(MatchedSighting(aggregate: aggregate, metadata: metadata))
             }
         }
         guard !sightings.isEmpty else { return nil }

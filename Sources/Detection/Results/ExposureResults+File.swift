@@ -89,7 +89,7 @@ extension ExposureResult {
         ])
     }
 
-    static func json(_ sighting: Sighting) -> JSONValue {
+    static func json(_ sighting: MatchedSighting) -> JSONValue {
         let aggregate = sighting.aggregate
         return .object([
             ("rpi", .string(aggregate.rpi.bytes.hex)), ("aem", .string(Hex.encode(aggregate.aem.array))),
@@ -120,7 +120,7 @@ extension ExposureResult {
             guard let value = (object["days_since_onset_of_symptoms"] as? Int64).flatMap(Int32.init(exactly:)) else { return nil }
             days = value
         }
-        var sightings = [Sighting]()
+        var sightings = [MatchedSighting]()
         for entry in entries {
             guard let sighting = Self.sighting(entry) else { return nil }
             sightings.append(sighting)
@@ -136,7 +136,7 @@ extension ExposureResult {
     /// log's own range is far smaller), so no arithmetic on them can overflow later.
     static let millisecondBounds: ClosedRange<Int64> = 0...253_402_300_799_000
 
-    static func sighting(_ object: [String: Any]) -> Sighting? {
+    static func sighting(_ object: [String: Any]) -> MatchedSighting? {
         guard let rpi = (object["rpi"] as? String).flatMap({ try? Bytes16(hex: $0) }),
             let aem = (object["aem"] as? String).flatMap({ try? Hex.decode($0, count: 4) }).flatMap(AssociatedEncryptedMetadata.init),
             let metadata = (object["metadata"] as? String).flatMap({ try? Hex.decode($0, count: 4) }).flatMap(BluetoothMetadata.init),
@@ -159,6 +159,6 @@ extension ExposureResult {
         let aggregate = ContactAggregate(
             rpi: RollingProximityIdentifier(rpi), aem: aem, firstSeen: UnixTime(milliseconds: first), lastSeen: UnixTime(milliseconds: last),
             reports: reports, rssi: RSSISummary(maximum: maximum, sum: sum, validReports: valid), previousScanEnd: previous)
-        return Sighting(aggregate: aggregate, metadata: metadata)
+        return MatchedSighting(aggregate: aggregate, metadata: metadata)
     }
 }

@@ -77,16 +77,16 @@ package enum V1Scorer {
     }
 
     /// The sightings aggregated per RPI into scans, strongest sighting each, in time order.
-    static func scans(_ sightings: [Sighting]) -> [Scan] {
-        var byRPI = [RollingProximityIdentifier: [Sighting]]()
+    static func scans(_ sightings: [MatchedSighting]) -> [Scan] {
+        var byRPI = [RollingProximityIdentifier: [MatchedSighting]]()
         for sighting in sightings { byRPI[sighting.aggregate.rpi, default: []].append(sighting) }
         var scans = [(order: Int, scan: Scan)]()
         // Groups in the order of their first sighting, so that scans at the same second keep one order.
         let groups = byRPI.values.sorted { $0.map(\.aggregate.firstSeen).min()! < $1.map(\.aggregate.firstSeen).min()! }
         for group in groups {
             let sorted = group.sorted { $0.aggregate.firstSeen < $1.aggregate.firstSeen }
-            var chosen = [Sighting]()
-            var previous: Sighting?
+            var chosen = [MatchedSighting]()
+            var previous: MatchedSighting?
             for sighting in sorted {
                 if let previous, sighting.aggregate.firstSeen.milliseconds - previous.aggregate.lastSeen.milliseconds <= sameScanMilliseconds {
                     // Replaced only by a strictly stronger one, as GMS does.

@@ -48,8 +48,8 @@ package enum WindowBuilder {
     }
 
     /// Sightings (sorted by time) cut into scan instances.
-    static func instanceGroups(_ sightings: [Sighting]) -> [[Sighting]] {
-        var groups = [[Sighting]]()
+    static func instanceGroups(_ sightings: [MatchedSighting]) -> [[MatchedSighting]] {
+        var groups = [[MatchedSighting]]()
         for sighting in sightings {
             if let previous = groups.last?.last,
                 sighting.aggregate.firstSeen.milliseconds - previous.aggregate.lastSeen.milliseconds <= sameInstanceMilliseconds
@@ -62,7 +62,7 @@ package enum WindowBuilder {
         return groups
     }
 
-    static func scanInstance(_ group: [Sighting]) -> ScanInstance {
+    static func scanInstance(_ group: [MatchedSighting]) -> ScanInstance {
         var attenuationSum = 0.0
         var readings = 0.0
         var minimum = 255

@@ -26,8 +26,8 @@ package struct DetectionHook: Sendable {
         if let result = outcome.result {
             environment["GAEND_WINDOWS"] = "\(result.windows.count)"
             environment["GAEND_MATCHED_KEYS"] = "\(result.statistics.matchedKeys)"
-            environment["GAEND_EXPOSED_DAYS"] = result.exposureDays.map(\.description).joined(separator: " ")
-            environment["GAEND_LAST_EXPOSURE"] = result.lastExposure.map { "\($0.seconds)" } ?? ""
+            environment["GAEND_EXPOSED_DAYS"] = outcome.answer.days.map(\.description).joined(separator: " ")
+            environment["GAEND_LAST_EXPOSURE"] = outcome.answer.lastExposure.map { "\($0.seconds)" } ?? ""
             environment["GAEND_NEW_RESULTS"] = "\(result.statistics.newResults)"
             environment["GAEND_MAXIMUM_SCORE"] = "\(result.dailySummaries.map(\.total.maximumScore).max() ?? 0)"
         }

@@ -7,10 +7,20 @@ package struct DetectionOutcome: Sendable {
     package var finished: UnixTime
     package var result: DetectionResult?
     package var error: DetectionWorkerError?
+    /// The owner's answer once the run ended: what ExposureDays, LastExposureTime and
+    /// ExposureClassification show, under the configured configuration, over everything stored.
+    package var answer = ExposureAnswer()
 
-    /// Whether the configuration's rule finds an exposure day among everything stored: the one
-    /// definition ExposureDays uses too (`ExposureVerdict`).
-    package var exposed: Bool { result?.verdict.exposed ?? false }
+    package init(finished: UnixTime, result: DetectionResult?, error: DetectionWorkerError?) {
+        self.finished = finished
+        self.result = result
+        self.error = error
+    }
+
+    /// Whether the owner's answer has an exposure day: ExposureDetected, the hook's "exposed" and
+    /// ExposureDays read this one answer, so they can never disagree (a run asked with another
+    /// configuration returns its own result, but changes neither).
+    package var exposed: Bool { !answer.days.isEmpty }
 }
 
 /// Told about runs as they go (the D-Bus service's signals later).

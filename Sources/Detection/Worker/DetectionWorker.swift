@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
+package import Conditions
 import ContactLog
 package import ENCore
 package import ENCrypto
@@ -33,7 +34,7 @@ package actor DetectionWorker {
     private let policy: SignaturePolicy
     /// The health authority's configuration, used when a run is not given one: the configured one,
     /// or the last one fetched from `configurationURL`.
-    package private(set) var defaultConfiguration: ExposureConfiguration
+    package private(set) var defaultConfiguration: ExposureConfiguration { didSet { changes.signal() } }
     /// Where the health authority serves its configuration (JSON); fetched before each run.
     private var configurationURL: String?
     private let clock: any WallClock
@@ -48,12 +49,14 @@ package actor DetectionWorker {
     private let logger: Logger
     private let budget: DetectionBudget
     private var running = false
-    package private(set) var state: DetectionState
+    package private(set) var state: DetectionState { didSet { changes.signal() } }
     /// One result per matched key, kept 14 days (`exposure-results.json`).
-    package private(set) var results: ExposureResults
+    package private(set) var results: ExposureResults { didSet { changes.signal() } }
+    /// Signalled when what the worker shows may have changed: its state, its results, its
+    /// configuration. What changes with time alone is `nextTimedChange()`'s.
+    package nonisolated let changes = Changes()
     /// The owner's answer under the configured configuration, for the day it was computed on:
-    /// properties are read every second, and the answer changes only with a run, a new
-    /// configuration or the date.
+    /// the answer changes only with a run, a new configuration or the date.
     private var cachedAnswer: (day: UTCDay, answer: ExposureAnswer)?
 
     package init(
@@ -164,6 +167,12 @@ package actor DetectionWorker {
             await finish(DetectionOutcome(finished: clock.now(), result: nil, error: error))
             throw error
         }
+    }
+
+    /// When the runs left next grow by time alone: the oldest counted run leaves the 24 hours.
+    /// (The answer's days change with the date, which the caller watches.)
+    package func nextTimedChange() -> UnixTime? {
+        budget.load(now: clock.now()).first?.adding(seconds: DetectionBudget.window)
     }
 
     /// Runs left in the current 24 hours under the configured mode's budget.
@@ -331,6 +340,8 @@ package actor DetectionWorker {
     }
 
     private func finish(_ outcome: DetectionOutcome) async {
+        var outcome = outcome
+        outcome.answer = exposureAnswer()
         if let error = outcome.error {
             logger.error("exposure detection failed", metadata: ["error": "\(error)"])
         } else if let result = outcome.result {

@@ -4,6 +4,13 @@
 public struct ExposureNotificationPayload: Hashable, Sendable {
     /// The Exposure Notification Service UUID, 0xFD6F (little-endian on the air: 6F FD).
     public static let serviceUUID: UInt16 = 0xFD6F
+    /// The UUID as it goes into a frame: two bytes, little-endian.
+    public static let serviceUUIDBytes: [UInt8] = [UInt8(truncatingIfNeeded: serviceUUID), UInt8(truncatingIfNeeded: serviceUUID >> 8)]
+    /// The UUID as four hexadecimal digits, `FD6F` (bluetoothd's short form in LEAdvertisement1).
+    public static let serviceUUIDHex = String(serviceUUID, radix: 16, uppercase: true)
+    /// The UUID in the Bluetooth base UUID, `0000fd6f-0000-1000-8000-00805f9b34fb`, as bluetoothd
+    /// writes 16-bit UUIDs in ServiceData and UUIDs (Core Vol 3 Part B 2.5.1).
+    public static let serviceUUID128 = "0000\(serviceUUIDHex.lowercased())-0000-1000-8000-00805f9b34fb"
     /// The Flags value of the frames in the captures on record: LE General Discoverable, plus the two
     /// "simultaneous LE and BR/EDR" bits that iOS sets.
     public static let flags: UInt8 = 0x1A
@@ -26,8 +33,8 @@ public struct ExposureNotificationPayload: Hashable, Sendable {
         if includingFlags {
             structures.append(ADStructure(type: .flags, data: [Self.flags]))
         }
-        structures.append(ADStructure(type: .complete16BitServiceUUIDs, data: [0x6F, 0xFD]))
-        structures.append(ADStructure(type: .serviceData16BitUUID, data: [0x6F, 0xFD] + serviceDataValue))
+        structures.append(ADStructure(type: .complete16BitServiceUUIDs, data: Self.serviceUUIDBytes))
+        structures.append(ADStructure(type: .serviceData16BitUUID, data: Self.serviceUUIDBytes + serviceDataValue))
         return AdvertisingData(structures: structures).encoded
     }
 

@@ -60,7 +60,7 @@ struct DaemonClient {
     func properties() async throws -> [String: DBusValue] {
         do {
             let reply = try await connection.call(
-                destination: Manager1.busName, path: Manager1.objectPath, interface: "org.freedesktop.DBus.Properties", member: "GetAll",
+                destination: Manager1.busName, path: Manager1.objectPath, interface: StandardInterfaces.properties, member: "GetAll",
                 [.string(Manager1.interface)])
             return (reply.first?.stringKeyed ?? [:]).mapValues { $0.variant ?? $0 }
         } catch let error as DBusError {

@@ -6,6 +6,7 @@ import ENCore
 import Foundation
 import GaendAPI
 import Storage
+import SystemCalls
 
 /// `gaenctl heard [--since 24h]`: what the beacon heard, asked over D-Bus (`GetHeard`) so that a
 /// member of group gaend needs no access to the data directory. Counts only: sightings and

@@ -4,6 +4,7 @@ import ArgumentParser
 import DBus
 import Foundation
 import GaendAPI
+import GaendConfiguration
 
 /// `gaenctl log stats`: the daemon's contact log statistics, read from its data directory.
 struct LogCommand: AsyncParsableCommand {

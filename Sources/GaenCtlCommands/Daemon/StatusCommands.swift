@@ -6,6 +6,7 @@ import ENCore
 import Foundation
 import GaendAPI
 import Storage
+import SystemCalls
 
 /// `gaenctl status`: the daemon's properties, in the manner of `bluetoothctl show`.
 struct StatusCommand: AsyncParsableCommand {

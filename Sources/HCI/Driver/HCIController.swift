@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
+import Conditions
 package import Logging
 
 /// What the driver reports when a command or the controller fails.
@@ -49,13 +50,17 @@ package actor HCIController {
     private let commandTimeout: Duration
     private let clock: any Clock<Duration>
     private let logger: Logger
-    /// How many commands the controller accepts now (its last Num_HCI_Command_Packets).
-    private var allowedPackets = 1
-    private var busy = false
-    private var waiting: [CheckedContinuation<Void, Never>] = []
+    /// Who may send a command now: one at a time, while the controller accepts one.
+    private struct Slot {
+        /// How many commands the controller accepts now (its last Num_HCI_Command_Packets).
+        var allowedPackets = 1
+        var busy = false
+        var closed = false
+        var free: Bool { closed || (!busy && allowedPackets > 0) }
+    }
+    private let slot = ConditionLock(Slot())
     private var pending: (token: Int, opcode: HCIOpcode, continuation: CheckedContinuation<Result<[UInt8], HCIControllerError>, Never>)?
     private var nextToken = 0
-    private var isClosed = false
     private let reportContinuation: AsyncStream<AdvertisingReport>.Continuation
     /// Advertising reports from both report events, in order.
     package nonisolated let reports: AsyncStream<AdvertisingReport>
@@ -89,27 +94,30 @@ package actor HCIController {
         } catch {
             logger.warning("controller transport failed", metadata: ["error": "\(error)"])
         }
-        isClosed = true
+        slot.withLock { $0.closed = true }
         finishPending(.closed)
         reportContinuation.finish()
         hardwareErrorContinuation.finish()
-        for waiter in waiting { waiter.resume() }
-        waiting.removeAll()
     }
 
     /// Sends a command and waits for its completion; returns the return parameters after the
     /// status byte (Command Status answers have none).
     @discardableResult
     package func send(_ command: HCICommand) async throws(HCIControllerError) -> [UInt8] {
-        while (busy || allowedPackets == 0) && !isClosed {
-            await withCheckedContinuation { waiting.append($0) }
+        // A cancelled task keeps its turn: its command (stopping a scan at shutdown, say) is still
+        // sent, and answered or timed out.
+        while true {
+            let taken = slot.withLock { slot -> Bool? in
+                if slot.closed { return nil }
+                guard slot.free else { return false }
+                slot.busy = true
+                return true
+            }
+            guard let taken else { throw .closed }
+            if taken { break }
+            await slot.wait(cancellable: false) { $0.free }
         }
-        guard !isClosed else { throw .closed }
-        busy = true
-        defer {
-            busy = false
-            if !waiting.isEmpty { waiting.removeFirst().resume() }
-        }
+        defer { slot.withLock { $0.busy = false } }
         nextToken += 1
         let token = nextToken
         let timeout = commandTimeout
@@ -167,7 +175,7 @@ package actor HCIController {
         }
         switch event {
         case .commandComplete(let allowed, let opcode, let parameters):
-            allowedPackets = Int(allowed)
+            slot.withLock { $0.allowedPackets = Int(allowed) }
             guard pending?.opcode == opcode else { break }
             guard let status = parameters.first else {
                 finishPending(.malformedCompletion(opcode))
@@ -179,7 +187,7 @@ package actor HCIController {
                 finishPending(.status(HCIStatus(rawValue: status), opcode))
             }
         case .commandStatus(let status, let allowed, let opcode):
-            allowedPackets = Int(allowed)
+            slot.withLock { $0.allowedPackets = Int(allowed) }
             guard pending?.opcode == opcode else { break }
             if status == .success { complete(.success([])) } else { finishPending(.status(status, opcode)) }
         case .hardwareError(let code):
@@ -192,7 +200,6 @@ package actor HCIController {
         case .other:
             break
         }
-        if allowedPackets > 0, !busy, !waiting.isEmpty { waiting.removeFirst().resume() }
     }
 
     private func expire(_ token: Int) {

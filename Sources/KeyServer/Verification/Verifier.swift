@@ -5,6 +5,7 @@ package import ENCore
 package import ENCrypto
 import Foundation
 import Storage
+import SystemCalls
 
 /// The verification server's side (google/exposure-notifications-verification-server docs/api.md):
 /// codes issued by an administrator, `/api/verify` turning a code into a token once, and

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 import Daemon
-import GaendAPI
+import GaendConfiguration
 
 /// gaend.conf, which gaend reads at start and on SIGHUP and `gaenctl config show` prints.
 enum ConfigurationFuzzing {

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+import ENCrypto
+import GaendConfiguration
+
+/// The beacon's schedule, the same for every back end: scan windows, and rotations between them.
+enum BeaconTimeline {
+    /// One loop owns the radio's timeline. Controllers refuse LE Set Random Address while scanning
+    /// as well as while advertising (Core Vol 4 Part E 7.8.4), so rotations happen between scan
+    /// windows; a window is cut short when a rotation falls due, so the rotation timer and the
+    /// UTC-midnight key change are kept to the second. Runs until cancelled or a radio error.
+    /// The pause between windows (`scan-interval`) is drawn from `random`.
+    static func run<C: Clock>(
+        advertiser: Advertiser, scanner: Scanner, settings: RadioSettings, clock monotonic: C, random: any RandomBytesSource
+    ) async throws where C.Duration == Duration {
+        var generator = RandomSourceGenerator(random)
+        var rotationDue = monotonic.now.advanced(by: .seconds(await advertiser.nextRotationDelay()))
+        func rotateIfDue() async throws {
+            guard monotonic.now >= rotationDue else { return }
+            try await advertiser.rotate()
+            rotationDue = monotonic.now.advanced(by: .seconds(await advertiser.nextRotationDelay()))
+        }
+        func sleep(atMost duration: Duration) async throws {
+            let until = min(monotonic.now.advanced(by: duration), rotationDue)
+            if until > monotonic.now { try await monotonic.sleep(until: until, tolerance: nil) }
+        }
+        while true {
+            try await rotateIfDue()
+            try await scanner.beginWindow()
+            try await sleep(atMost: .milliseconds(Int(settings.scanWindowSeconds * 1000)))
+            try await scanner.endWindow()
+            try await rotateIfDue()
+            if let interval = settings.scanInterval {
+                try await sleep(atMost: .seconds(Int.random(in: interval, using: &generator)))
+            }
+        }
+    }
+}

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+package import ContactLog
+package import ENCore
+package import Logging
+package import GaendConfiguration
+
+/// Listens in scan windows, aggregates what it hears per RPI, and appends each window to the
+/// contact log when it ends. Passive scanning, duplicates not filtered, reports from both report
+/// events; a frame is GAEN when it carries 0xFD6F service data (Android frames without Flags and
+/// ADV_SCAN_IND included); scan responses and everything else are counted and dropped.
+package actor Scanner {
+    private let radio: any BeaconRadio
+    private let log: ContactLogWriter
+    private let clock: any WallClock
+    /// Measures windows and report times within them (monotonic).
+    private let monotonic: any Clock<Duration>
+    private let settings: RadioSettings
+    private let logger: Logger
+    private var previousScanEnd: UnixTime?
+    private var window: WindowState?
+    package private(set) var windowsWritten = 0
+
+    struct WindowState {
+        var aggregator: ScanWindowAggregator
+        var stopwatch: Stopwatch
+    }
+
+    package init(
+        radio: any BeaconRadio, log: ContactLogWriter, clock: any WallClock, monotonic: any Clock<Duration> = ContinuousClock(), settings: RadioSettings,
+        logger: Logger = Logger(label: "gaend.scanner")
+    ) {
+        self.radio = radio
+        self.log = log
+        self.clock = clock
+        self.monotonic = monotonic
+        self.settings = settings
+        self.logger = logger
+    }
+
+    /// Starts a window: passive scan, no duplicate filter.
+    package func beginWindow() async throws {
+        // The window opens before the enable: a controller may report at once, before the enable's
+        // completion reaches this actor (btvirt reports only then; the VM test lost them all).
+        window = WindowState(
+            aggregator: ScanWindowAggregator(start: clock.now(), previousScanEnd: previousScanEnd, rssiCorrection: settings.rssiCorrection),
+            stopwatch: Stopwatch(monotonic))
+        do {
+            try await radio.startScanning()
+        } catch {
+            window = nil
+            throw error
+        }
+    }
+
+    /// Takes one report into the open window.
+    package func handle(_ report: RadioReport) {
+        guard var current = window else { return }
+        defer { window = current }
+        switch report {
+        case .sighting(let sighting):
+            // Wall time of the report: the window's start plus monotonic time, so a clock step
+            // inside a window cannot put a report before its window.
+            let seen = current.aggregator.start.adding(milliseconds: current.stopwatch.elapsed)
+            current.aggregator.add(rpi: sighting.payload.rpi, aem: sighting.payload.aem, rssi: sighting.rssi, at: seen)
+        case .other: current.aggregator.addOther()
+        case .malformed: current.aggregator.addMalformed()
+        }
+    }
+
+    /// Ends the window: scanning off, the aggregates and the window record appended (and synced, by
+    /// the log's policy). What was heard is appended even when the controller refuses to stop (or
+    /// is gone: `stopScanning: false`); its error is thrown after the log has the window.
+    @discardableResult
+    package func endWindow(stopScanning: Bool = true) async throws -> Int {
+        guard window != nil else { return 0 }
+        var controllerError: (any Error)?
+        // Scanning stops while the window is still open: what the radio reported until it stopped
+        // (and the back end has delivered, see `Radio.stopScanning`) belongs to this window.
+        if stopScanning {
+            do {
+                try await radio.stopScanning()
+            } catch {
+                controllerError = error
+            }
+        }
+        guard let current = window else { return 0 }
+        window = nil
+        let elapsed = current.stopwatch.elapsed
+        let end = current.aggregator.start.adding(milliseconds: elapsed)
+        let (record, aggregates) = current.aggregator.finish(
+            end: end, monotonicMilliseconds: UInt32(clamping: elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000))
+        let written = try await log.append(window: record, aggregates: aggregates)
+        previousScanEnd = end
+        windowsWritten += 1
+        if current.aggregator.malformed > 0 {
+            logger.debug("malformed GAEN frames dropped", metadata: ["frames": "\(current.aggregator.malformed)"])
+        }
+        if let controllerError { throw controllerError }
+        return written
+    }
+}
+
+extension UnixTime {
+    func adding(milliseconds duration: Duration) -> UnixTime {
+        UnixTime(milliseconds: milliseconds + duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
+    }
+}

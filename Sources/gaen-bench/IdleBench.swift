@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+import ArgumentParser
+import Foundation
+import Glibc
+
+/// How often an idle gaend wakes: the release gaend beside this program, `--radio none`, serving
+/// Manager1 on a private dbus-daemon, counted by its threads' context switches (voluntary and
+/// not, from /proc/PID/task/*/status) over a stretch after it is ready. Every wake-up of a
+/// thread that sleeps is one switch, so this is what a wearable's battery sees of it.
+struct IdleBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "idle", abstract: "Wake-ups per second of an idle gaend (--radio none, Manager1 on a private bus).")
+
+    @Option(help: "Seconds to count over, after gaend is ready.")
+    var seconds = 30
+
+    @Option(help: "The gaend to measure (default: the one beside this program).")
+    var gaend = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("gaend").path
+
+    func run() async throws {
+        let bus = try PrivateBus()
+        defer { withExtendedLifetime(bus) {} }
+        let address = bus.address
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("gaen-bench-idle-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        // An empty configuration: the defaults, whatever /etc/gaend holds on this machine.
+        let configuration = scratch.appendingPathComponent("gaend.conf")
+        try Data().write(to: configuration)
+        let daemon = Process()
+        daemon.executableURL = URL(fileURLWithPath: gaend)
+        daemon.arguments = ["--config", configuration.path, "--radio", "none", "--bus", address, "--data-dir", scratch.appendingPathComponent("data").path]
+        daemon.standardOutput = FileHandle.nullDevice
+        let log = Pipe()
+        daemon.standardError = log
+        try daemon.run()
+        defer {
+            kill(daemon.processIdentifier, SIGKILL)
+            daemon.waitUntilExit()
+        }
+        // Ready: it has said it is on the bus.
+        var said = ""
+        while !said.contains("on the bus") {
+            let chunk = log.fileHandleForReading.availableData
+            guard !chunk.isEmpty else {
+                print("idle: gaend ended before it was ready: \(said)")
+                throw ExitCode.failure
+            }
+            said += String(decoding: chunk, as: UTF8.self)
+        }
+        // What follows is drained so that a line it writes never blocks it.
+        let drain = Thread { while !log.fileHandleForReading.availableData.isEmpty {} }
+        drain.start()
+        // Let start-up settle: the first announcements, and libdispatch's idle pool threads, which
+        // end after a few seconds (a thread that ends while counted takes its count with it).
+        try await Task.sleep(for: .seconds(8))
+        let before = Self.contextSwitches(of: daemon.processIdentifier)
+        let clock = ContinuousClock()
+        let start = clock.now
+        try await Task.sleep(for: .seconds(seconds))
+        let elapsed = Figures.seconds(start.duration(to: clock.now))
+        let after = Self.contextSwitches(of: daemon.processIdentifier)
+        var total = 0
+        var lines = [String]()
+        for (thread, count) in after.sorted(by: { $0.key < $1.key }) {
+            let woke = count.switches - (before[thread]?.switches ?? 0)
+            total += woke
+            lines.append("  thread \(thread) \(count.name): \(woke)")
+        }
+        print(
+            "idle gaend (--radio none, Manager1 on a private bus): \(total) context switches in \(Figures.decimals(elapsed, 1)) s,"
+                + " \(Figures.decimals(Double(total) / elapsed, 2)) wake-ups a second; \(after.count) threads (\(before.count) before)")
+        for line in lines { print(line) }
+    }
+
+    /// Each thread's name and context switches, voluntary and not, by thread id.
+    static func contextSwitches(of pid: pid_t) -> [Int: (name: String, switches: Int)] {
+        var threads = [Int: (name: String, switches: Int)]()
+        for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? [] {
+            guard let id = Int(task), let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8) else { continue }
+            var name = ""
+            var switches = 0
+            for line in status.split(separator: "\n") {
+                let parts = line.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                guard parts.count == 2 else { continue }
+                if parts[0] == "Name" { name = parts[1] }
+                if parts[0].hasSuffix("ctxt_switches") { switches += Int(parts[1]) ?? 0 }
+            }
+            threads[id] = (name, switches)
+        }
+        return threads
+    }
+}
