@@ -21,25 +21,3 @@ package struct Backoff: Sendable {
     /// Success: the next failure waits 1 s again.
     package mutating func reset() { delay = Self.first }
 }
-
-/// The backoff of faults on a working radio (a controller's Hardware Error, a refused command,
-/// bluetoothd refusing or timing out): faults closer than a minute apart double the wait, a fault
-/// after a quiet minute starts again at 1 s.
-package struct FaultBackoff: Sendable {
-    package static let quiet = Duration.seconds(60)
-
-    private var backoff = Backoff()
-    private var sinceLastFault: Stopwatch?
-    private let clock: any Clock<Duration>
-
-    package init(clock: any Clock<Duration>) {
-        self.clock = clock
-    }
-
-    /// The wait after a fault now.
-    package mutating func next() -> Duration {
-        if let sinceLastFault, sinceLastFault.elapsed >= Self.quiet { backoff.reset() }
-        sinceLastFault = Stopwatch(clock)
-        return backoff.next()
-    }
-}

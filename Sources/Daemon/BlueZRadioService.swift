@@ -40,10 +40,9 @@ package struct BlueZRadioService: Service, BeaconService {
                 let stop = try await session(on: bus)
                 bus.close()
                 if stop == .shutdown { return }
-                status.set(.bluetoothOff, reason: "the system bus went away")
                 logger.warning("system bus lost; reconnecting", metadata: ["retryIn": "\(backoff.delay)"])
             } catch {
-                status.set(.bluetoothOff, reason: "the system bus is unreachable")
+                status.set(.bluetoothOff, reason: BeaconMachine.busUnreachable)
                 unreachable.failed(
                     "system bus unreachable; retrying until it answers", metadata: ["error": "\(error)", "retryIn": "\(backoff.delay)"], logger: logger)
             }
@@ -52,8 +51,9 @@ package struct BlueZRadioService: Service, BeaconService {
     }
 
     /// One connection's life: bluetoothd's signals and owner, the advertisement's Release, the
-    /// owner's switch and shutdown, handled in arrival order by `AdapterMachine`, whose actions
-    /// `Driver` carries out.
+    /// owner's switch, shutdown and the beacon's own faults, handled in arrival order by
+    /// `BeaconMachine`, whose actions this carries out, owning the running beacon as a child of
+    /// this task group.
     private func session(on bus: DBusConnection) async throws -> Stop {
         let adapterPath = BlueZNames.adapterPath(index: adapterIndex)
         let advertisement = AdvertisementObject()
@@ -61,15 +61,16 @@ package struct BlueZRadioService: Service, BeaconService {
         let signals = try await bus.subscribe(DBusMatchRule(sender: BlueZNames.service))
         let owners = try await bus.nameOwner(of: BlueZNames.service)
         let progress = SignalProgress()
-        let current = ServiceState()
+        let operation = BeaconOperation()
+        let since = Stopwatch(monotonic)
         let radio = BlueZRadio(
             bus: bus, adapterPath: adapterPath, advertisement: advertisement, txPower: beacon.settings.txPower ?? 0, logger: logger,
             drain: { await progress.wait(until: bus.lastDelivered(to: signals)) })
-        let (events, sink) = AsyncStream<AdapterMachine.Event>.makeStream()
+        let (inputs, sink) = AsyncStream<BeaconInput>.makeStream()
         return await withTaskGroup(of: Void.self) { group -> Stop in
             group.addTask {
-                for await owner in owners { sink.yield(.ownerChanged(owner)) }
-                sink.yield(.busLost)
+                for await owner in owners { sink.yield(.event(.ownerChanged(owner))) }
+                sink.yield(.event(.busLost))
             }
             // bluetoothd's signals in order: sightings straight to the scanner (never waiting on the
             // loop below, which may be waiting on the scanner), adapter state to the loop.
@@ -78,41 +79,53 @@ package struct BlueZRadioService: Service, BeaconService {
                 for await signal in signals.messages {
                     for event in interpreter.handle(signal) {
                         switch event {
-                        case .sighting(let sighting): await current.scanner?.handle(.sighting(sighting))
-                        case .adapterPresent(let present): sink.yield(.adapterPresent(present))
-                        case .powered(let powered): sink.yield(.powered(powered))
+                        case .sighting(let sighting): await operation.scanner?.handle(.sighting(sighting))
+                        case .adapterPresent(let present): sink.yield(.event(.adapterPresent(present)))
+                        case .powered(let powered): sink.yield(.event(.powered(powered)))
                         }
                     }
                     progress.processed(signal.sequence)
                 }
                 progress.end()
-                sink.yield(.busLost)
+                sink.yield(.event(.busLost))
             }
             group.addTask {
-                for await _ in advertisement.released { sink.yield(.released) }
+                for await _ in advertisement.released { sink.yield(.event(.released)) }
             }
             group.addTask {
-                for await enabled in gate.updates() { sink.yield(.enabled(enabled)) }
+                for await enabled in gate.updates() { sink.yield(.event(.enabled(enabled))) }
             }
             group.addTask {
                 try? await gracefulShutdown()
-                sink.yield(.shutdown)
+                sink.yield(.event(.shutdown))
             }
-            var machine = AdapterMachine(adapterName: "hci\(adapterIndex)")
-            var driver = Driver(service: self, bus: bus, radio: radio, current: current)
+            var machine = BeaconMachine(backend: .bluez(adapter: "hci\(adapterIndex)"))
             var stop = Stop.busLost
-            loop: for await event in events {
+            loop: for await input in inputs {
+                guard let event = current(input, connection: nil, operation: operation) else { continue }
                 var actions = machine.handle(event)
                 if event == .released, actions.contains(.stopBeacon) {
                     logger.warning("bluetoothd released the advertisement; registering again")
                 }
                 while !actions.isEmpty {
                     let action = actions.removeFirst()
-                    if action == .end {
+                    let handled = await performShared(action, operation: operation, group: &group, sink: sink) {
+                        await self.operate(radio: radio, operation: operation, since: since, sink: sink)
+                    }
+                    if handled { continue }
+                    switch action {
+                    case .silence:
+                        try? await operation.session?.advertiser.stop()
+                        try? await radio.stopScanning()
+                    case .forgetRegistrations:
+                        await radio.markReleased()
+                    case .readAdapter:
+                        actions += machine.handle(await readAdapter(bus))
+                    case .end:
                         if event == .shutdown { stop = .shutdown }
                         break loop
+                    default: break
                     }
-                    if let answer = await driver.perform(action) { actions += machine.handle(answer) }
                 }
             }
             sink.finish()
@@ -121,96 +134,35 @@ package struct BlueZRadioService: Service, BeaconService {
         }
     }
 
-    /// Carries out `AdapterMachine`'s actions on the bus and owns the running beacon.
-    struct Driver {
-        let service: BlueZRadioService
-        let bus: DBusConnection
-        let radio: BlueZRadio
-        let current: ServiceState
-        /// The beacon while it runs; cancelled and awaited by `.stopBeacon`, never left behind.
-        var operation: Task<Void, Never>?
-
-        init(service: BlueZRadioService, bus: DBusConnection, radio: BlueZRadio, current: ServiceState) {
-            self.service = service
-            self.bus = bus
-            self.radio = radio
-            self.current = current
-        }
-
-        /// Does `action`; answers with the event it produced, if any (`.readAdapter`).
-        mutating func perform(_ action: AdapterMachine.Action) async -> AdapterMachine.Event? {
-            switch action {
-            case .stopBeacon:
-                await stopOperation()
-                await current.session?.interrupt()
-            case .silence:
-                try? await current.session?.advertiser.stop()
-                try? await radio.stopScanning()
-            case .forgetRegistrations:
-                await radio.markReleased()
-            case .readAdapter:
-                return await readAdapter()
-            case .startBeacon:
-                let (service, radio, current) = (service, radio, current)
-                operation = Task { await service.operate(radio: radio, current: current) }
-            case .reportStarting:
-                service.status.set(.starting)
-            case .reportOff(let reason):
-                service.status.set(.bluetoothOff, reason: reason)
-            case .finish:
-                // The open window written with discovery stopped, the advertisement unregistered,
-                // the log synced.
-                await stopOperation()
-                await current.session?.finish()
-                service.logger.notice("radio stopped for shutdown")
-            case .end:
-                break
-            }
-            return nil
-        }
-
-        private mutating func stopOperation() async {
-            operation?.cancel()
-            await operation?.value
-            operation = nil
-        }
-
-        private func readAdapter() async -> AdapterMachine.Event {
-            do {
-                let objects = try await bus.call(
-                    destination: BlueZNames.service, path: "/", interface: StandardInterfaces.objectManager, member: "GetManagedObjects")
-                guard let first = objects.first else { return .adapterUnreadable }
-                let state = BlueZSignalInterpreter.adapterState(in: first, adapterPath: BlueZNames.adapterPath(index: service.adapterIndex))
-                return .adapterRead(present: state.contains(.adapterPresent(true)), powered: state.contains(.powered(true)))
-            } catch {
-                service.logger.warning("reading bluetoothd's objects", metadata: ["error": "\(error)"])
-                return .adapterUnreadable
-            }
+    private func readAdapter(_ bus: DBusConnection) async -> BeaconMachine.Event {
+        do {
+            let objects = try await bus.call(
+                destination: BlueZNames.service, path: "/", interface: StandardInterfaces.objectManager, member: "GetManagedObjects")
+            guard let first = objects.first else { return .adapterUnreadable }
+            let state = BlueZSignalInterpreter.adapterState(in: first, adapterPath: BlueZNames.adapterPath(index: adapterIndex))
+            return .adapterRead(present: state.contains(.adapterPresent(true)), powered: state.contains(.powered(true)))
+        } catch {
+            logger.warning("reading bluetoothd's objects", metadata: ["error": "\(error)"])
+            return .adapterUnreadable
         }
     }
 
-    /// The beacon on bluetoothd until cancelled; a failure (bluetoothd refusing, timing out) is
-    /// logged and retried with backoff.
-    func operate(radio: BlueZRadio, current: ServiceState) async {
-        var backoff = FaultBackoff(clock: monotonic)
-        while !Task.isCancelled {
-            do {
-                let session = try beacon.session(on: radio)
-                current.set(session)
-                let (status, logger, adapterIndex) = (status, logger, adapterIndex)
-                try await session.run {
-                    status.set(.active)
-                    logger.notice("advertising through bluetoothd", metadata: ["adapter": "hci\(adapterIndex)"])
-                }
-            } catch is CancellationError {
-                return
-            } catch {
-                if Task.isCancelled { return }
-                let wait = backoff.next()
-                logger.error("bluetoothd radio failure; retrying", metadata: ["error": "\(error)", "retryIn": "\(wait)"])
-                await current.session?.interrupt()
-                try? await monotonic.sleep(for: wait)
+    /// The beacon on bluetoothd until it fails (bluetoothd refusing, timing out): the fault to
+    /// tell the machine, or nil when stopped.
+    func operate(radio: BlueZRadio, operation: BeaconOperation, since: Stopwatch, sink: AsyncStream<BeaconInput>.Continuation) async -> BeaconMachine.Event? {
+        do {
+            let session = try beacon.session(on: radio)
+            operation.set(session)
+            let (logger, adapterIndex, generation) = (logger, adapterIndex, operation.generation)
+            try await session.run {
+                sink.yield(.operation(generation, .advertising))
+                logger.notice("advertising through bluetoothd", metadata: ["adapter": "hci\(adapterIndex)"])
             }
+            return nil
+        } catch is CancellationError {
+            return nil
+        } catch {
+            return .fault("\(error)", at: since.elapsed)
         }
     }
 }

@@ -17,9 +17,4 @@ package final class EnablementGate: Sendable {
 
     /// The current value, then each change.
     package func updates() -> AsyncStream<Bool> { observed.updates() }
-
-    /// Returns when the gate has `value` (at once if it has).
-    package func wait(for value: Bool) async {
-        for await enabled in updates() where enabled == value { return }
-    }
 }

@@ -11,13 +11,6 @@ enum ShutdownWaits {
         await untilShutdown { try? await clock.sleep(for: duration) }
     }
 
-    /// Waits until Exposure Notification is enabled, or returns `true` when shutdown comes first.
-    static func waitForEnabledOrShutdown(_ gate: EnablementGate) async -> Bool {
-        if Task.isCancelled { return true }
-        if gate.isEnabled { return false }
-        return await untilShutdown { await gate.wait(for: true) }
-    }
-
     /// `wait`, cancelled by graceful shutdown; `true` when shutdown (or the task's cancellation,
     /// which as good as shutdown: no wait would wait any more) came first.
     private static func untilShutdown(_ wait: @escaping @Sendable () async -> Void) async -> Bool {

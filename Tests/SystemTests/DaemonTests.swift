@@ -195,7 +195,7 @@ struct DaemonTests {
         try await eventually("both daemons to log the other") { !aggregates(0).isEmpty && !aggregates(1).isEmpty }
         #expect(!aggregates(0).isEmpty && !aggregates(1).isEmpty)
         let refused = (0..<2).map(stderr).joined()
-        #expect(refused.contains("controller fault; re-initializing"))
+        #expect(refused.contains("radio fault; starting again"))
         #expect(refused.contains("invalid HCI command parameters (0x12)"))
 
         // The faults: afterwards each daemon reports the hardware error, comes back, and hears the
