@@ -189,7 +189,7 @@ format:
 	$(SWIFT) format format --in-place --configuration .swift-format --recursive Sources Tests Package.swift
 
 # Benchmarks print figures; they are not tests.
-bench: deps
+bench: deps test-peers
 	$(SWIFT) run $(RELEASE) gaen-bench crypto
 	$(SWIFT) build $(RELEASE) --product gaen-keyserver
 	$(SWIFT) run $(RELEASE) gaen-bench keyserver
@@ -197,6 +197,7 @@ bench: deps
 	$(SWIFT) run $(RELEASE) gaen-bench traces
 	$(SWIFT) build $(RELEASE) --product gaend
 	$(SWIFT) run $(RELEASE) gaen-bench idle
+	$(SWIFT) run $(RELEASE) gaen-bench idle --bluez-mock $(CURDIR)/.venv-dbusmock/bin/python --seconds 300
 	scripts/bench-reports
 
 install: build install-data

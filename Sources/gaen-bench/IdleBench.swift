@@ -5,15 +5,19 @@ import Foundation
 import Glibc
 
 /// How often an idle gaend wakes: the release gaend beside this program, `--radio none`, serving
-/// Manager1 on a private dbus-daemon, counted by its threads' context switches (voluntary and
-/// not, from /proc/PID/task/*/status) over a stretch after it is ready. Every wake-up of a
-/// thread that sleeps is one switch, so this is what a wearable's battery sees of it.
+/// Manager1 on a private dbus-daemon (or, with `--bluez-mock`, its beacon on the BlueZ mock's
+/// hci0 with the default scan and rotation timers), counted by its threads' context switches
+/// (voluntary and not, from /proc/PID/task/*/status) over a stretch after it is ready. Every
+/// wake-up of a thread that sleeps is one switch, so this is what a wearable's battery sees of it.
 struct IdleBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "idle", abstract: "Wake-ups per second of an idle gaend (--radio none, Manager1 on a private bus).")
 
     @Option(help: "Seconds to count over, after gaend is ready.")
     var seconds = 30
+
+    @Option(help: "A python with python-dbusmock: run the beacon on testbed/bluez_template.py's hci0 instead of --radio none.")
+    var bluezMock: String?
 
     @Option(help: "The gaend to measure (default: the one beside this program).")
     var gaend = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("gaend").path
@@ -30,7 +34,21 @@ struct IdleBench: AsyncParsableCommand {
         try Data().write(to: configuration)
         let daemon = Process()
         daemon.executableURL = URL(fileURLWithPath: gaend)
-        daemon.arguments = ["--config", configuration.path, "--radio", "none", "--bus", address, "--data-dir", scratch.appendingPathComponent("data").path]
+        daemon.arguments = ["--config", configuration.path, "--bus", address, "--data-dir", scratch.appendingPathComponent("data").path]
+        var mock: Process?
+        defer {
+            if let mock {
+                kill(mock.processIdentifier, SIGKILL)
+                mock.waitUntilExit()
+            }
+        }
+        if let bluezMock {
+            mock = try Self.startMock(python: bluezMock, bus: address)
+            daemon.arguments! += ["--radio", "bluez:hci0", "--enable", "true"]
+            daemon.environment = ProcessInfo.processInfo.environment.merging(["DBUS_SYSTEM_BUS_ADDRESS": address]) { $1 }
+        } else {
+            daemon.arguments! += ["--radio", "none"]
+        }
         daemon.standardOutput = FileHandle.nullDevice
         let log = Pipe()
         daemon.standardError = log
@@ -69,9 +87,38 @@ struct IdleBench: AsyncParsableCommand {
             lines.append("  thread \(thread) \(count.name): \(woke)")
         }
         print(
-            "idle gaend (--radio none, Manager1 on a private bus): \(total) context switches in \(Figures.decimals(elapsed, 1)) s,"
+            "idle gaend (\(bluezMock == nil ? "--radio none" : "bluez:hci0 on the BlueZ mock"), Manager1 on a private bus): \(total) context switches in \(Figures.decimals(elapsed, 1)) s,"
                 + " \(Figures.decimals(Double(total) / elapsed, 2)) wake-ups a second; \(after.count) threads (\(before.count) before)")
         for line in lines { print(line) }
+    }
+
+    /// The bluetoothd-like mock on `bus`, owning org.bluez, with an adapter hci0.
+    static func startMock(python: String, bus: String) throws -> Process {
+        let mock = Process()
+        mock.executableURL = URL(fileURLWithPath: python)
+        mock.arguments = ["-m", "dbusmock", "--system", "-t", FileManager.default.currentDirectoryPath + "/testbed/bluez_template.py"]
+        mock.environment = ProcessInfo.processInfo.environment.merging(["DBUS_SYSTEM_BUS_ADDRESS": bus]) { $1 }
+        mock.standardOutput = FileHandle.nullDevice
+        mock.standardError = FileHandle.nullDevice
+        try mock.run()
+        for _ in 0..<200 {
+            if Self.busctl(bus, ["call", "org.bluez", "/", "org.bluez.Mock", "AddAdapter", "ss", "hci0", "gaen-bench"]) { return mock }
+            usleep(50_000)
+        }
+        kill(mock.processIdentifier, SIGKILL)
+        print("idle: the BlueZ mock did not take org.bluez")
+        throw ExitCode.failure
+    }
+
+    static func busctl(_ bus: String, _ arguments: [String]) -> Bool {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/busctl")
+        process.arguments = ["--address=\(bus)"] + arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return false }
+        process.waitUntilExit()
+        return process.terminationStatus == 0
     }
 
     /// Each thread's name and context switches, voluntary and not, by thread id.
