@@ -51,6 +51,8 @@ let package = Package(
         .target(name: "SystemCalls", dependencies: ["ENCore"], swiftSettings: strictSwift),
         // State under a lock that tasks wait on, cancellably: the package's one such waiter.
         .target(name: "Conditions", swiftSettings: strictSwift),
+        // gaend's own executors (threads that sleep until there is work), installed by its entry.
+        .target(name: "Executors", swiftSettings: strictSwift),
         // What the three programs' command lines share: usage errors exit 2.
         .target(
             name: "CommandSupport", dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")], swiftSettings: strictSwift),
@@ -155,7 +157,8 @@ let package = Package(
         .executableTarget(
             name: "gaend",
             dependencies: [
-                "ENCore", "GaendConfiguration", "BuildRevision", "Daemon", "DaemonLog", "CommandSupport", "HCI", "Beacon", "Detection", "KeySchedule",
+                "ENCore", "GaendConfiguration", "BuildRevision", "Daemon", "DaemonLog", "CommandSupport", "Executors", "HCI", "Beacon", "Detection",
+                "KeySchedule",
                 "ContactLog", "Storage", "SystemCalls",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -250,6 +253,7 @@ let package = Package(
             swiftSettings: strictSwift),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "GaendTestSupport"], swiftSettings: strictSwift),
         .testTarget(name: "ConditionsTests", dependencies: ["Conditions"], swiftSettings: strictSwift),
+        .testTarget(name: "ExecutorsTests", dependencies: ["Executors"], swiftSettings: strictSwift),
         .testTarget(
             name: "ReplayTests",
             dependencies: ["Replay", "Detection", "ENCore", "KeyFiles", "Storage", "GaendTestSupport"],

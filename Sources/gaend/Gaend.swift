@@ -5,6 +5,7 @@ import ArgumentParser
 import CommandSupport
 import ContactLog
 import Detection
+import Executors
 import Daemon
 import DaemonLog
 import ENCore
@@ -19,8 +20,16 @@ import UnixSignals
 import GaendConfiguration
 import SystemCalls
 
-/// The daemon's entry point: configuration, then the services in one group until SIGTERM/SIGINT.
+/// The program's entry: gaend on executors of its own (`Executors.OwnExecutors`), so that an idle
+/// daemon sleeps (docs/daemon.md, "Idle").
 @main
+enum GaendEntry {
+    static func main() {
+        OwnExecutors.run { await Gaend.mainExitingTwoOnUsage() }
+    }
+}
+
+/// The daemon: configuration, then the services in one group until SIGTERM/SIGINT.
 struct Gaend: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gaend",
@@ -79,8 +88,6 @@ struct Gaend: AsyncParsableCommand {
         }
         return pairs
     }
-
-    static func main() async { await mainExitingTwoOnUsage() }
 
     mutating func run() async throws {
         MemoryPolicy.apply()
