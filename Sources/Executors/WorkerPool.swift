@@ -97,7 +97,7 @@ package final class WorkerPool: TaskExecutor, SchedulingExecutor, @unchecked Sen
 
     private func work() {
         // Named from inside, through /proc: what `top -H` and the idle benchmark show.
-        let name = Array("gaend-worker\n".utf8)
+        let name = Array("gaend-worker".utf8)
         let file = open("/proc/thread-self/comm", O_WRONLY)
         if file >= 0 {
             _ = name.withUnsafeBytes { write(file, $0.baseAddress, $0.count) }
