@@ -8,7 +8,6 @@ import Logging
 import Beacon
 import ServiceLifecycle
 import Storage
-import Synchronization
 package import GaendConfiguration
 import HCIBeacon
 

@@ -17,7 +17,7 @@ package final class WorkerPool: TaskExecutor, SchedulingExecutor, @unchecked Sen
     private var mutex = pthread_mutex_t()
     private var condition = pthread_cond_t()
     private var ready: [UnownedJob] = []
-    /// Delayed jobs, by deadline on CLOCK_MONOTONIC.
+    /// Delayed jobs, earliest deadline (CLOCK_MONOTONIC) first.
     private var delayed: [(deadline: Duration, job: UnownedJob)] = []
     private var threads = 0
     private var idle = 0
@@ -54,7 +54,9 @@ package final class WorkerPool: TaskExecutor, SchedulingExecutor, @unchecked Sen
         let wait = (delay as? Duration) ?? .zero
         let job = UnownedJob(job)
         pthread_mutex_lock(&mutex)
-        delayed.append((Self.now() + max(wait, .zero), job))
+        // Kept in deadline order here, once, rather than searched by every thread on every job.
+        let deadline = Self.now() + max(wait, .zero)
+        delayed.insert((deadline, job), at: delayed.firstIndex { $0.deadline > deadline } ?? delayed.endIndex)
         let spawn = idle == 0 && threads < maximumThreads
         if spawn { threads += 1 }
         // The timekeeper may be waiting for a later deadline: all wake and one takes the role again.
@@ -107,10 +109,7 @@ package final class WorkerPool: TaskExecutor, SchedulingExecutor, @unchecked Sen
         while true {
             // Due delayed jobs become ready, earliest first.
             let now = Self.now()
-            if !delayed.isEmpty {
-                delayed.sort { $0.deadline < $1.deadline }
-                while let first = delayed.first, first.deadline <= now { ready.append(delayed.removeFirst().job) }
-            }
+            while let first = delayed.first, first.deadline <= now { ready.append(delayed.removeFirst().job) }
             if !ready.isEmpty {
                 let job = ready.removeFirst()
                 pthread_mutex_unlock(&mutex)
