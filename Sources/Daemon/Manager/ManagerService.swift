@@ -73,6 +73,10 @@ package struct ManagerService: Service {
         let readyStatus = await Self.statusLine(manager)
         notifier.notify("READY=1\nSTATUS=\(readyStatus)")
 
+        // What clients could read at READY, before anything that follows it may change: the base
+        // every announcement is diffed against (read inside the announcing task, it could miss a
+        // change made meanwhile).
+        let initial = await manager.properties()
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 for await _ in radioStatus.updates() { trigger.yield() }
@@ -98,7 +102,7 @@ package struct ManagerService: Service {
                 }
             }
             group.addTask {
-                var published = await manager.properties()
+                var published = initial
                 var lastStatus = readyStatus
                 for await _ in triggers {
                     let now = await manager.properties()
