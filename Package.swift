@@ -40,6 +40,8 @@ let package = Package(
         // zlib for inflating key-file entries in small chunks (KeyFiles/Archive/Inflater.swift).
         .systemLibrary(name: "CInflate", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CPostgreSQL", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // glibc's adjtimex(2) and timerfd(2) headers, which Swift's Glibc module does not include.
+        .systemLibrary(name: "CKernelClock"),
         // What Swift cannot import from those headers: function-like macros and typed constants.
         .target(name: "CGaendShims", dependencies: ["COpenSSL", "CDBus", "CBlueZ"]),
 
@@ -48,9 +50,12 @@ let package = Package(
         // The only libcrypto user.
         .target(name: "ENCrypto", dependencies: ["ENCore", "COpenSSL", "CGaendShims"], swiftSettings: strictSwift),
         // The system calls on descriptors, the real-time clock and the one errno type (Glibc behind one wall).
-        .target(name: "SystemCalls", dependencies: ["ENCore"], swiftSettings: strictSwift),
+        .target(name: "SystemCalls", dependencies: ["ENCore", "CKernelClock"], swiftSettings: strictSwift),
         // State under a lock that tasks wait on, cancellably: the package's one such waiter.
         .target(name: "Conditions", swiftSettings: strictSwift),
+        // Whether the wall clock may be trusted: the kernel's synchronization, the key server's Date,
+        // the boot clock that times what is heard meanwhile.
+        .target(name: "ClockTrust", dependencies: ["ENCore", "SystemCalls", "Conditions"], swiftSettings: strictSwift),
         // gaend's own executors (threads that sleep until there is work), installed by its entry.
         .target(name: "Executors", swiftSettings: strictSwift),
         // What the three programs' command lines share: usage errors exit 2.
@@ -120,8 +125,9 @@ let package = Package(
         .target(
             name: "Daemon",
             dependencies: [
-                "ENCore", "GaendAPI", "GaendConfiguration", "HCI", "Beacon", "HCIBeacon", "BlueZ", "DBus", "Conditions", "KeySchedule", "ContactLog", "Storage",
-                "Detection", "KeyFiles", "CGaendShims",
+                "ENCore", "GaendAPI", "GaendConfiguration", "HCI", "Beacon", "HCIBeacon", "BlueZ", "DBus", "Conditions", "ClockTrust", "KeySchedule",
+                "ContactLog",
+                "Storage", "Detection", "KeyFiles", "CGaendShims",
                 "SystemCalls",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -157,7 +163,8 @@ let package = Package(
         .executableTarget(
             name: "gaend",
             dependencies: [
-                "ENCore", "GaendConfiguration", "BuildRevision", "Daemon", "DaemonLog", "CommandSupport", "Executors", "HCI", "Beacon", "Detection",
+                "ENCore", "GaendConfiguration", "BuildRevision", "Daemon", "DaemonLog", "CommandSupport", "Executors", "ClockTrust", "HCI", "Beacon",
+                "Detection",
                 "KeySchedule",
                 "ContactLog", "Storage", "SystemCalls",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -200,9 +207,11 @@ let package = Package(
         // Fakes and fixtures the test targets share: an injected clock, a predictable random source,
         // temporary directories, private servers (dbus-daemon, PostgreSQL...).
         .target(
-            name: "GaendTestSupport", dependencies: ["ENCore", "ENCrypto", "HCI", "PostgreSQL"], path: "Tests/TestSupport",
+            name: "GaendTestSupport", dependencies: ["ENCore", "ENCrypto", "ClockTrust", "HCI", "PostgreSQL"], path: "Tests/TestSupport",
             swiftSettings: strictSwift),
         .testTarget(name: "ENCoreTests", dependencies: ["ENCore"], swiftSettings: strictSwift),
+        .testTarget(
+            name: "ClockTrustTests", dependencies: ["ClockTrust", "ENCore", "Conditions", "SystemCalls", "GaendTestSupport"], swiftSettings: strictSwift),
         .testTarget(
             name: "ENCryptoTests", dependencies: ["ENCore", "ENCrypto"], resources: [.copy("Fixtures")],
             swiftSettings: strictSwift),
@@ -228,7 +237,7 @@ let package = Package(
             name: "DaemonTests",
             dependencies: [
                 "Daemon", "Beacon", "HCI", "DBus", "GaendAPI", "GaendConfiguration", "ENCore", "KeySchedule", "ContactLog", "KeyFiles", "Storage",
-                "SystemCalls",
+                "SystemCalls", "ClockTrust",
                 "GaendTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -26,6 +26,9 @@ package struct BeaconMachine: Sendable {
         case fault(String, at: Duration)
         /// A `.wait` ended.
         case waited
+        /// The wall clock was set, or its trust was gained or lost: a running beacon starts over,
+        /// so that it broadcasts the interval of the clock as it now is (or nothing, untrusted).
+        case clockShifted
 
         // HCI
         /// The answer to `.connect`: the transport is open.
@@ -135,6 +138,9 @@ package struct BeaconMachine: Sendable {
             lastFault = at
             waiting = .restart(after: reason)
             return stop() + [.reportStarting, .wait(faultBackoff.next(), for: .restart(after: reason))]
+        case .clockShifted:
+            guard running else { return [] }
+            return stop() + reconcile()
         case .waited:
             let wait = waiting
             waiting = nil

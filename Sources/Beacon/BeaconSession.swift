@@ -14,6 +14,7 @@ package final class BeaconSession: Sendable {
     package let advertiser: Advertiser
     package let scanner: Scanner
     let log: ContactLogWriter
+    let clock: any WallClock
     let settings: RadioSettings
     /// Where scan windows and rotations pass (the continuous clock; a test's clock).
     let monotonic: any Clock<Duration>
@@ -23,11 +24,13 @@ package final class BeaconSession: Sendable {
 
     package init(
         radio: any BeaconRadio, keys: KeySchedule, log: ContactLogWriter, clock: any WallClock, monotonic: any Clock<Duration> = ContinuousClock(),
-        random: any RandomBytesSource = SystemRandom(), settings: RadioSettings, onAir: OnAirBoard = OnAirBoard(), logger: Logger
+        random: any RandomBytesSource = SystemRandom(), settings: RadioSettings, onAir: OnAirBoard = OnAirBoard(), untrusted: UntrustedWindows? = nil,
+        logger: Logger
     ) throws(CryptoError) {
         advertiser = try Advertiser(radio: radio, keys: keys, clock: clock, random: random, settings: settings, onAir: onAir, logger: logger)
         self.random = random
-        scanner = Scanner(radio: radio, log: log, clock: clock, monotonic: monotonic, settings: settings, logger: logger)
+        self.clock = clock
+        scanner = Scanner(radio: radio, log: log, clock: clock, monotonic: monotonic, settings: settings, untrusted: untrusted, logger: logger)
         self.log = log
         self.settings = settings
         self.monotonic = monotonic
@@ -35,8 +38,17 @@ package final class BeaconSession: Sendable {
     }
 
     /// Advertising on (`started` is told once it is), then scan windows and rotations until
-    /// cancelled or a radio error.
+    /// cancelled or a radio error. On a wall clock that cannot be trusted nothing is broadcast (no
+    /// phone would match its RPIs): scan windows only, held on the boot clock. The radio service
+    /// starts the session again when the clock is set or its trust changes.
     package func run(started: @Sendable () async -> Void = {}) async throws {
+        if let distrust = clock.distrust {
+            logger.notice("scanning only: nothing is broadcast while the clock is not trusted", metadata: ["reason": "\(distrust)"])
+            // What an earlier session of this radio left on the air (bluetoothd keeps a registration) goes.
+            try await advertiser.stop()
+            try await BeaconTimeline.run(advertiser: nil, scanner: scanner, settings: settings, clock: monotonic, random: random)
+            return
+        }
         try await advertiser.start()
         await started()
         try await BeaconTimeline.run(advertiser: advertiser, scanner: scanner, settings: settings, clock: monotonic, random: random)

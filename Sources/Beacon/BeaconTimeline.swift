@@ -9,14 +9,20 @@ enum BeaconTimeline {
     /// as well as while advertising (Core Vol 4 Part E 7.8.4), so rotations happen between scan
     /// windows; a window is cut short when a rotation falls due, so the rotation timer and the
     /// UTC-midnight key change are kept to the second. Runs until cancelled or a radio error.
-    /// The pause between windows (`scan-interval`) is drawn from `random`.
+    /// The pause between windows (`scan-interval`) is drawn from `random`. Without an advertiser
+    /// (scanning only) there is no rotation.
     static func run<C: Clock>(
-        advertiser: Advertiser, scanner: Scanner, settings: RadioSettings, clock monotonic: C, random: any RandomBytesSource
+        advertiser: Advertiser?, scanner: Scanner, settings: RadioSettings, clock monotonic: C, random: any RandomBytesSource
     ) async throws where C.Duration == Duration {
         var generator = RandomSourceGenerator(random)
-        var rotationDue = monotonic.now.advanced(by: .seconds(await advertiser.nextRotationDelay()))
+        // A day stands for "never" without an advertiser: no window is that long.
+        var rotationDue = monotonic.now.advanced(by: .seconds(await advertiser?.nextRotationDelay() ?? 86_400))
         func rotateIfDue() async throws {
             guard monotonic.now >= rotationDue else { return }
+            guard let advertiser else {
+                rotationDue = monotonic.now.advanced(by: .seconds(86_400))
+                return
+            }
             try await advertiser.rotate()
             rotationDue = monotonic.now.advanced(by: .seconds(await advertiser.nextRotationDelay()))
         }

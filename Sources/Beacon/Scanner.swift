@@ -17,19 +17,26 @@ package actor Scanner {
     private let monotonic: any Clock<Duration>
     private let settings: RadioSettings
     private let logger: Logger
-    private var previousScanEnd: UnixTime?
+    private let untrusted: UntrustedWindows?
+    /// The previous window's end, and whether it was on the boot clock (held).
+    private var previousScan: (end: UnixTime, held: Bool)?
     private var window: WindowState?
     package private(set) var windowsWritten = 0
+    /// Windows heard on an untrusted clock with nowhere to hold them: not kept.
+    package private(set) var windowsDropped = 0
 
     struct WindowState {
         var aggregator: ScanWindowAggregator
         var stopwatch: Stopwatch
+        /// Timed on the boot clock, for the held sightings, because the wall clock was not trusted.
+        var held: Bool
     }
 
     package init(
         radio: any BeaconRadio, log: ContactLogWriter, clock: any WallClock, monotonic: any Clock<Duration> = ContinuousClock(), settings: RadioSettings,
-        logger: Logger = Logger(label: "gaend.scanner")
+        untrusted: UntrustedWindows? = nil, logger: Logger = Logger(label: "gaend.scanner")
     ) {
+        self.untrusted = untrusted
         self.radio = radio
         self.log = log
         self.clock = clock
@@ -38,13 +45,18 @@ package actor Scanner {
         self.logger = logger
     }
 
-    /// Starts a window: passive scan, no duplicate filter.
+    /// Starts a window: passive scan, no duplicate filter. On a wall clock that cannot be trusted
+    /// the window is timed on the boot clock and held until it can be re-timed.
     package func beginWindow() async throws {
+        let held = clock.distrust != nil
+        let start = held ? UnixTime(milliseconds: untrusted?.bootMilliseconds() ?? 0) : clock.now()
+        // The previous window's end only on the same clock.
+        let previousScanEnd = previousScan.flatMap { $0.held == held ? $0.end : nil }
         // The window opens before the enable: a controller may report at once, before the enable's
         // completion reaches this actor (btvirt reports only then; the VM test lost them all).
         window = WindowState(
-            aggregator: ScanWindowAggregator(start: clock.now(), previousScanEnd: previousScanEnd, rssiCorrection: settings.rssiCorrection),
-            stopwatch: Stopwatch(monotonic))
+            aggregator: ScanWindowAggregator(start: start, previousScanEnd: previousScanEnd, rssiCorrection: settings.rssiCorrection),
+            stopwatch: Stopwatch(monotonic), held: held)
         do {
             try await radio.startScanning()
         } catch {
@@ -90,14 +102,34 @@ package actor Scanner {
         let end = current.aggregator.start.adding(milliseconds: elapsed)
         let (record, aggregates) = current.aggregator.finish(
             end: end, monotonicMilliseconds: UInt32(clamping: elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000))
-        let written = try await log.append(window: record, aggregates: aggregates)
-        previousScanEnd = end
-        windowsWritten += 1
+        var written = 0
+        if !current.held {
+            written = try await log.append(window: record, aggregates: aggregates)
+            windowsWritten += 1
+        } else if let untrusted {
+            try await untrusted.held.hold(window: record, aggregates: aggregates)
+        } else {
+            windowsDropped += 1
+            logger.debug("a window heard on an untrusted clock is not kept", metadata: ["aggregates": "\(aggregates.count)"])
+        }
+        previousScan = (end, current.held)
         if current.aggregator.malformed > 0 {
             logger.debug("malformed GAEN frames dropped", metadata: ["frames": "\(current.aggregator.malformed)"])
         }
         if let controllerError { throw controllerError }
         return written
+    }
+}
+
+/// Where windows heard on an untrusted wall clock go: held on the boot clock.
+package struct UntrustedWindows: Sendable {
+    package let held: HeldSightings
+    /// The boot clock in milliseconds (CLOCK_BOOTTIME; a test's).
+    package let bootMilliseconds: @Sendable () -> Int64
+
+    package init(held: HeldSightings, bootMilliseconds: @escaping @Sendable () -> Int64) {
+        self.held = held
+        self.bootMilliseconds = bootMilliseconds
     }
 }
 

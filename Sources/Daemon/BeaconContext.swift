@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 package import ContactLog
+package import Conditions
 package import ENCore
 import ENCrypto
 package import GaendAPI
@@ -23,12 +24,19 @@ package struct BeaconContext: Sendable {
     package let status: RadioStatusBoard
     /// What is on the air, for Manager1's beacon properties.
     package let onAir: OnAirBoard
+    /// Where windows heard on an untrusted clock are held (nil: not kept).
+    package let untrusted: UntrustedWindows?
+    /// Signalled when the clock is set or its trust changes: the running beacon starts over.
+    package let clockShifts: Changes?
     package let logger: Logger
 
     package init(
         settings: RadioSettings, keys: KeySchedule, log: ContactLogWriter, clock: any WallClock, gate: EnablementGate, status: RadioStatusBoard,
-        onAir: OnAirBoard = OnAirBoard(), logger: Logger, monotonic: any Clock<Duration> = ContinuousClock()
+        onAir: OnAirBoard = OnAirBoard(), untrusted: UntrustedWindows? = nil, clockShifts: Changes? = nil, logger: Logger,
+        monotonic: any Clock<Duration> = ContinuousClock()
     ) {
+        self.untrusted = untrusted
+        self.clockShifts = clockShifts
         self.onAir = onAir
         self.settings = settings
         self.keys = keys
@@ -42,7 +50,9 @@ package struct BeaconContext: Sendable {
 
     /// A beacon session on `radio`.
     func session(on radio: any BeaconRadio) throws(CryptoError) -> BeaconSession {
-        try BeaconSession(radio: radio, keys: keys, log: log, clock: clock, monotonic: monotonic, settings: settings, onAir: onAir, logger: logger)
+        try BeaconSession(
+            radio: radio, keys: keys, log: log, clock: clock, monotonic: monotonic, settings: settings, onAir: onAir, untrusted: untrusted,
+            logger: logger)
     }
 }
 

@@ -117,6 +117,17 @@ extension BeaconService {
         return true
     }
 
+    /// Tells the machine each time the clock is set or its trust changes (not the state at start:
+    /// the session reads the clock when it starts).
+    func followClock(group: inout TaskGroup<Void>, sink: AsyncStream<BeaconInput>.Continuation) {
+        guard let shifts = beacon.clockShifts else { return }
+        group.addTask {
+            var updates = shifts.updates().makeAsyncIterator()
+            _ = await updates.next()
+            while await updates.next() != nil { sink.yield(.event(.clockShifted)) }
+        }
+    }
+
     /// The machine's event for an input, or nil when it is stale.
     func current(_ input: BeaconInput, connection: Int?, operation: BeaconOperation) -> BeaconMachine.Event? {
         switch input {

@@ -95,6 +95,7 @@ package struct BlueZRadioService: Service, BeaconService {
             group.addTask {
                 for await enabled in gate.updates() { sink.yield(.event(.enabled(enabled))) }
             }
+            followClock(group: &group, sink: sink)
             group.addTask {
                 try? await gracefulShutdown()
                 sink.yield(.event(.shutdown))

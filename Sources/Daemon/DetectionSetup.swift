@@ -3,7 +3,7 @@
 package import Detection
 import Foundation
 package import ENCore
-import KeyFiles
+package import KeyFiles
 package import Logging
 import ServiceLifecycle
 package import Storage
@@ -13,7 +13,8 @@ package import GaendConfiguration
 /// The detection worker as the configuration describes it: nil without a key server.
 package enum DetectionSetup {
     package static func worker(
-        _ configuration: DaemonConfiguration, dataDirectory: DataDirectory, clock: any WallClock, observer: DetectionSignals, logger: Logger
+        _ configuration: DaemonConfiguration, dataDirectory: DataDirectory, clock: any WallClock, transport: any HTTPTransport = URLSessionTransport(),
+        observer: DetectionSignals, logger: Logger
     ) throws(DaemonConfigurationError) -> DetectionWorker? {
         let servers = configuration.servers
         // Read first, with or without a key server: a file gaend cannot read stops it at start.
@@ -36,7 +37,7 @@ package enum DetectionSetup {
         var settings = DetectionWorker.Settings()
         settings.interval = .seconds(servers.detectionIntervalHours * 3600)
         let downloader = KeyFileDownloader(
-            indexURL: indexURL, baseURL: servers.exportBaseURL, transport: URLSessionTransport(), store: ProcessedFilesStore(dataDirectory: dataDirectory),
+            indexURL: indexURL, baseURL: servers.exportBaseURL, transport: transport, store: ProcessedFilesStore(dataDirectory: dataDirectory),
             clock: clock)
         return DetectionWorker(
             dataDirectory: dataDirectory, downloader: downloader, policy: SignaturePolicy(trustedKeys: trusted),

@@ -41,6 +41,9 @@ package enum Manager1 {
         case paused
         /// The radio is starting.
         case unknown
+        /// Scanning only: the wall clock cannot be trusted, so nothing is broadcast (StatusReason
+        /// says why; ClockTrusted is false).
+        case scanning
     }
 
     package enum Signal: String, CaseIterable, Sendable {
@@ -76,6 +79,8 @@ package enum Manager1 {
         case exposureClassificationName = "ExposureClassificationName"
         case region = "Region"
         case version = "Version"
+        case clockTrusted = "ClockTrusted"
+        case clockOffset = "ClockOffset"
 
         /// The D-Bus signature of its value: times are unix seconds (`t`), 0 meaning never.
         package var signature: String {
@@ -83,7 +88,8 @@ package enum Manager1 {
             case .status, .statusReason, .authorizationStatus, .radioBackend, .address, .lastDetectionError, .keyServer, .region, .version,
                 .exposureClassificationName:
                 "s"
-            case .enabled, .advertising: "b"
+            case .enabled, .advertising, .clockTrusted: "b"
+            case .clockOffset: "x"
             case .lastScanTime, .advertisingSince, .nextRotation, .lastDetectionTime, .nextDetectionTime, .lastDownloadTime, .lastExposureTime: "t"
             case .sightingsToday, .detectionsRemaining, .rpiInterval, .exposureClassification: "u"
             case .exposureDays: "as"
@@ -111,6 +117,7 @@ package enum Manager1 {
         case notSupported = "NotSupported"
         case notConfigured = "NotConfigured"
         case bluetoothOff = "BluetoothOff"
+        case clockUntrusted = "ClockUntrusted"
         case verificationFailed = "VerificationFailed"
         case publishFailed = "PublishFailed"
         case failed = "Failed"

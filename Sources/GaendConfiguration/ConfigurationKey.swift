@@ -184,6 +184,15 @@ package struct ConfigurationKey: Sendable {
         } show: {
             [$0.logLevel.rawValue]
         },
+        ConfigurationKey(
+            "clock",
+            "Who vouches for the wall clock: synchronized (while a time daemon keeps the kernel synchronized; default) or system (the clock as set at boot: an RTC, a manual setting). Either way the key server's Date more than 2 h away makes it untrusted."
+        ) { (configuration, value) throws(DaemonConfigurationError) in
+            guard let setting = DaemonConfiguration.ClockSetting(rawValue: value.text) else { throw value.fail("is not synchronized or system") }
+            configuration.clock = setting
+        } show: {
+            [$0.clock.rawValue]
+        },
         ConfigurationKey("test-mode", "true: allow GetTestDiagnosisKeys (default false).") { (configuration, value) throws(DaemonConfigurationError) in
             configuration.testMode = try flag(value)
         } show: {

@@ -14,7 +14,16 @@ package struct DaemonConfiguration: Sendable {
     package var testMode = false
     /// The least severe level logged (`log-level`); changed by a reload without a restart.
     package var logLevel = LogLevelName.info
+    /// Who vouches for the wall clock (`clock`): the kernel's synchronization, or the owner.
+    package var clock = ClockSetting.synchronized
     package var servers = ServerSettings()
+
+    package enum ClockSetting: String, Sendable, CaseIterable {
+        /// Trusted while a time daemon keeps the kernel's clock synchronized.
+        case synchronized
+        /// The system clock as set at boot (a battery-backed RTC, a manual setting).
+        case system
+    }
 
     /// The key server, the verification server and the exposure configuration.
     package struct ServerSettings: Sendable, Equatable {

@@ -16,6 +16,8 @@ package enum KeyHistoryError: Error, Sendable, CustomStringConvertible {
     case random(CryptoError)
     /// The wall clock reads a time no interval number can represent (before 1970).
     case clockOutOfRange(milliseconds: Int64)
+    /// The wall clock cannot be trusted now (the reason): no key is made or released on it.
+    case clockUntrusted(String)
 
     package var description: String {
         switch self {
@@ -27,6 +29,8 @@ package enum KeyHistoryError: Error, Sendable, CustomStringConvertible {
             return "key history \(path) has format version \(version), newer than this gaend reads (1)"
         case .random(let error):
             return "making a new key: \(error)"
+        case .clockUntrusted(let reason):
+            return "no key is made or released while the clock is not trusted: \(reason)"
         case .clockOutOfRange(let milliseconds):
             return "the wall clock reads \(milliseconds) ms since 1970, outside what interval numbers can represent"
         }

@@ -154,6 +154,8 @@ package actor KeySchedule {
     /// - Returns: how many keys were deleted.
     @discardableResult
     package func pruneExpiredKeys() throws(KeyHistoryError) -> Int {
+        // Nothing is deleted by a clock that cannot be trusted (a wrong date would delete every key).
+        guard clock.distrust == nil else { return 0 }
         let before = keys.count
         if pruneExpired(today: try currentInterval().utcDay) { try persist() }
         return before - keys.count
@@ -161,7 +163,10 @@ package actor KeySchedule {
 
     // MARK: - Private
 
+    /// The interval of a trusted clock: no key is made, handed out, released or pruned on one that
+    /// is not.
     private func currentInterval() throws(KeyHistoryError) -> ENIntervalNumber {
+        if let distrust = clock.distrust { throw .clockUntrusted(distrust) }
         let now = clock.now()
         guard let interval = ENIntervalNumber(containing: now) else {
             throw .clockOutOfRange(milliseconds: now.milliseconds)

@@ -28,4 +28,6 @@ package struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
     package static let busy = Errno(EBUSY)
     package static let connectionRefused = Errno(ECONNREFUSED)
     package static let noDevice = Errno(ENODEV)
+    /// A timerfd armed with TFD_TIMER_CANCEL_ON_SET, read after the clock was set.
+    package static let canceled = Errno(ECANCELED)
 }

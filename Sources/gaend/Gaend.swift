@@ -2,6 +2,7 @@
 
 import BuildRevision
 import ArgumentParser
+import ClockTrust
 import CommandSupport
 import ContactLog
 import Detection
@@ -102,29 +103,37 @@ struct Gaend: AsyncParsableCommand {
         let threshold = LogThreshold(Logger.Level(configuration.logLevel))
         DaemonLogging.bootstrap(threshold: threshold, environment: ProcessInfo.processInfo.environment)
         let logger = Logger(label: "gaend")
-        let clock = SystemWallClock()
+        // The wall clock with its verdict: everything that keeps, broadcasts or deletes by it asks.
+        let clock = ClockTrustBoard(policy: configuration.clock == .system ? .system : .synchronized, readings: SystemClockReadings())
+        let transport = WitnessingTransport(board: clock)
         let data = DataDirectory(path: configuration.dataDirectory)
         let signals = DetectionSignals()
         let worker: DetectionWorker?
         do {
-            worker = try DetectionSetup.worker(configuration, dataDirectory: data, clock: clock, observer: signals, logger: Logger(label: "gaend.detection"))
+            worker = try DetectionSetup.worker(
+                configuration, dataDirectory: data, clock: clock, transport: transport, observer: signals, logger: Logger(label: "gaend.detection"))
         } catch {
             FileHandle.standardError.write(Data("gaend: \(error)\n".utf8))
             throw ExitCode(2)
         }
         let keys: KeySchedule
         let log: ContactLogWriter
+        let held: HeldSightings
         do {
             keys = try KeySchedule.openSettingAside(dataDirectory: data, clock: clock, logger: Logger(label: "gaend.keys"))
             try await keys.pruneExpiredKeys()
             log = try ContactLogWriter(dataDirectory: data, clock: clock, logger: Logger(label: "gaend.contacts"))
+            held = try HeldSightings(dataDirectory: data, bootID: clock.bootID, logger: Logger(label: "gaend.contacts"))
         } catch {
             logger.critical("cannot open the data directory", metadata: ["error": "\(error)"])
             throw ExitCode(1)
         }
         logger.notice(
             "gaend starting",
-            metadata: ["version": "\(BuildVersion.string)", "radio": "\(configuration.radio)", "dataDir": "\(configuration.dataDirectory)"])
+            metadata: [
+                "version": "\(BuildVersion.string)", "radio": "\(configuration.radio)", "dataDir": "\(configuration.dataDirectory)",
+                "clock": "\(configuration.clock.rawValue)", "clock.trusted": "\(clock.verdict.trusted)",
+            ])
         let status = RadioStatusBoard(configuration.radio == .none ? .none : .starting, logger: Logger(label: "gaend.radio"))
         let gate = EnablementGate(enabled: false)
         let onAir = OnAirBoard()
@@ -133,7 +142,7 @@ struct Gaend: AsyncParsableCommand {
             manager = try Manager(
                 dataDirectory: data, keys: keys, log: log, worker: worker, radioStatus: status, gate: gate,
                 settings: Self.managerSettings(started: configuration, reloaded: configuration, file: configurationFile), clock: clock,
-                onAir: onAir)
+                transport: transport, onAir: onAir, clockTrust: clock)
             if configuration.enable { try await manager.enableFromConfiguration() }
         } catch {
             logger.critical("cannot read the owner's settings", metadata: ["error": "\(error)"])
@@ -148,8 +157,10 @@ struct Gaend: AsyncParsableCommand {
                 manager: manager, bus: configuration.bus, radioStatus: status, gate: gate, signals: signals, notifier: notifier,
                 logger: Logger(label: "gaend.dbus"))
         ]
+        services.append(ClockService(board: clock, held: held, log: log))
         let beacon = BeaconContext(
             settings: configuration.radioSettings, keys: keys, log: log, clock: clock, gate: gate, status: status, onAir: onAir,
+            untrusted: UntrustedWindows(held: held, bootMilliseconds: { clock.bootMilliseconds() }), clockShifts: clock.shifts,
             logger: Logger(label: "gaend.radio"))
         if case .bluez(let index) = configuration.radio {
             services.append(BlueZRadioService(adapterIndex: index, beacon: beacon))

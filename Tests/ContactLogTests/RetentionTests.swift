@@ -91,3 +91,26 @@ import Testing
         #expect(await reopened.recovery.outOfDayRecords[LogFixture.day] == 1)
     }
 }
+
+@Suite(.ownThreads) struct UntrustedRetentionTests {
+    @Test func nothingIsDeletedByAClockThatCannotBeTrusted() async throws {
+        let log = try LogFixture()
+        do {
+            let writer = try log.writer()
+            try await writer.append(window: window(at: LogFixture.noon, aggregates: 1), aggregates: [aggregate(1, at: LogFixture.noon)])
+        }
+        // 400 days ahead, not synchronized: opening and writing delete nothing.
+        log.clock.advance(seconds: 400 * 86_400)
+        log.clock.distrust("the clock is not synchronized")
+        let writer = try log.writer()
+        #expect(await writer.recovery.expired.isEmpty)
+        #expect(try await writer.pruneExpired().isEmpty)
+        #expect(try log.reader.days() == [LogFixture.day])
+        // Trusted again at that time (it was real time passing): the next day's append prunes.
+        log.clock.distrust(nil)
+        log.clock.advance(seconds: 86_400)
+        let later = log.clock.now()
+        try await writer.append(window: window(at: later, aggregates: 1), aggregates: [aggregate(2, at: later)])
+        #expect(try log.reader.days() == [UTCDay(containing: later)])
+    }
+}

@@ -36,6 +36,29 @@ import Testing
         logs.entries.map { "\($0.level) \($0.message) \($0.metadata)" }.joined(separator: "\n")
     }
 
+    @Test func noKeyIsMadeReleasedOrPrunedOnAClockThatCannotBeTrusted() async throws {
+        let keys = try schedule()
+        let first = try await keys.currentKey()
+        clock.distrust("the clock is not synchronized")
+        await #expect(throws: KeyHistoryError.self) { try await keys.currentKey() }
+        await #expect(throws: KeyHistoryError.self) { try await keys.releaseDiagnosisKeys() }
+        await #expect(throws: KeyHistoryError.self) { try await keys.testDiagnosisKeys() }
+        // 400 days on, untrusted: the key stays.
+        clock.advance(seconds: 400 * 86_400)
+        #expect(try await keys.pruneExpiredKeys() == 0)
+        #expect(await keys.history().map(\.key) == [first])
+        do {
+            _ = try await keys.currentKey()
+        } catch {
+            #expect("\(error)" == "no key is made or released while the clock is not trusted: the clock is not synchronized")
+        }
+        #expect(try KeyScheduleTests.storedKeys(data) == 1)
+    }
+
+    static func storedKeys(_ data: DataDirectory) throws -> Int {
+        try KeyHistoryFile.read(data.path(of: KeyHistoryFile.name))?.keys.count ?? 0
+    }
+
     @Test func aKeyMadeAtMiddayStartsAtUTCMidnightAndCoversTheDay() async throws {
         let keys = try schedule()
         let key = try await keys.currentKey()

@@ -84,7 +84,8 @@ struct BlueZDaemonTests {
         let daemon = Process()
         daemon.executableURL = try ToolRunner.productsDirectory().appendingPathComponent("gaend")
         daemon.arguments = [
-            "--radio", "bluez:hci0", "--enable", "true", "--data-dir", "\(directory.path)/data", "--scan-window", "0.5", "--scan-interval", "1-1",
+            "--clock", "system", "--radio", "bluez:hci0", "--enable", "true", "--data-dir", "\(directory.path)/data", "--scan-window", "0.5", "--scan-interval",
+            "1-1",
             "--rotation-interval", "2-2",
         ]
         var environment = ProcessInfo.processInfo.environment

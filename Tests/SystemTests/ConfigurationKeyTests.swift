@@ -15,7 +15,7 @@ import GaendConfiguration
         "radio": ("h4+unix:/tmp/x", "hci:0"), "data-dir": ("/var/lib/x", "relative"), "scan-window": ("2.5", "0"),
         "scan-interval": ("continuous", "0-5"), "rotation-interval": ("60-120", "120-60"), "tx-power": ("-8", "21"), "rssi-correction": ("5", "51"),
         "calibration-confidence": ("high", "higher"), "bus": ("session", "ftp:x"), "enable": ("yes", "maybe"), "region": ("CH", "C H"),
-        "test-mode": ("0", "2"), "log-level": ("debug", "verbose"), "index-url": ("https://k.example/index.txt", "ftp://k"),
+        "test-mode": ("0", "2"), "log-level": ("debug", "verbose"), "clock": ("system", "ntp"), "index-url": ("https://k.example/index.txt", "ftp://k"),
         "export-base-url": ("https://k.example/", "k.example"),
         "export-key": ("310:v1:/etc/k.pem", "310:v1"), "exposure-configuration": ("/etc/c.json", "c.json"), "detection-interval": ("6", "25"),
         "verification-url": ("https://v.example", "v.example"), "verification-api-key": ("key", ""), "publish-url": ("https://p.example", "p"),

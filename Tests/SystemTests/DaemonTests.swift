@@ -85,7 +85,8 @@ struct DaemonTests {
         let daemon = Process()
         daemon.executableURL = try ToolRunner.productsDirectory().appendingPathComponent("gaend")
         daemon.arguments = [
-            "--radio", "h4+unix:\(sockets[0])", "--data-dir", "\(directory.path)/d", "--scan-window", "0.3", "--scan-interval", "1-1", "--bus", "none",
+            "--clock", "system", "--radio", "h4+unix:\(sockets[0])", "--data-dir", "\(directory.path)/d", "--scan-window", "0.3", "--scan-interval", "1-1",
+            "--bus", "none",
             "--enable", "true",
         ]
         daemon.standardOutput = FileHandle.nullDevice
@@ -123,7 +124,8 @@ struct DaemonTests {
         let daemon = Process()
         daemon.executableURL = try ToolRunner.productsDirectory().appendingPathComponent("gaend")
         daemon.arguments = [
-            "--radio", "h4+unix:\(fixture.sockets[0])", "--data-dir", data.path, "--scan-window", "0.5", "--scan-interval", "1-1", "--bus", bus.address,
+            "--clock", "system", "--radio", "h4+unix:\(fixture.sockets[0])", "--data-dir", data.path, "--scan-window", "0.5", "--scan-interval", "1-1", "--bus",
+            bus.address,
             "--enable", "true",
         ]
         daemon.standardOutput = FileHandle.nullDevice
@@ -247,7 +249,8 @@ struct DaemonTests {
             process.executableURL = executable
             process.arguments =
                 [
-                    "--radio", "h4+unix:\(socket)", "--data-dir", "\(directory.path)/d\(index)", "--scan-window", "0.5", "--scan-interval", "1-1",
+                    "--clock", "system", "--radio", "h4+unix:\(socket)", "--data-dir", "\(directory.path)/d\(index)", "--scan-window", "0.5", "--scan-interval",
+                    "1-1",
                     "--bus", "none", "--enable", "true",
                 ] + extra
             process.standardOutput = FileHandle.nullDevice

@@ -338,8 +338,9 @@ struct ManagerDaemonTests {
 /// here so that a property added or renamed shows up as a test change.
 enum StatusCommandOrder {
     static let names = [
-        "exposure_days", "last_exposure_time", "exposure_classification", "exposure_classification_name", "status", "status_reason", "authorization_status",
-        "enabled", "radio_backend", "advertising",
+        "exposure_days", "last_exposure_time", "exposure_classification", "exposure_classification_name", "status", "status_reason", "clock_trusted",
+        "clock_offset",
+        "authorization_status", "enabled", "radio_backend", "advertising",
         "advertising_since", "address", "rpi_interval", "next_rotation", "last_scan_time", "sightings_today", "key_server", "last_download_time",
         "last_detection_time", "last_detection_error", "detections_remaining", "next_detection_time", "region", "version",
     ]

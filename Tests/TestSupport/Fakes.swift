@@ -7,12 +7,18 @@ import Synchronization
 /// A wall clock the test sets and advances.
 package final class ManualClock: WallClock {
     private let time: Mutex<UnixTime>
+    private let reason = Mutex<String?>(nil)
 
     package init(_ time: UnixTime) {
         self.time = Mutex(time)
     }
 
     package func now() -> UnixTime { time.withLock { $0 } }
+
+    package var distrust: String? { reason.withLock { $0 } }
+
+    /// Makes the clock untrusted for `reason` (nil: trusted again).
+    package func distrust(_ reason: String?) { self.reason.withLock { $0 = reason } }
 
     package func set(_ newTime: UnixTime) { time.withLock { $0 = newTime } }
 

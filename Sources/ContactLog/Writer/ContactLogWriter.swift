@@ -31,7 +31,7 @@ package actor ContactLogWriter {
     /// Signalled when `activity()` may answer otherwise: a window written, the log erased.
     package nonisolated let changes = Changes()
     private var windowsSinceSync = 0
-    private var lastPruneDay: UTCDay
+    private var lastPruneDay: UTCDay?
     /// Records refused since open because their times did not fit (each logged as a counted warning).
     package private(set) var refusedRecords = 0
     /// Aggregates appended since open, and how many of them are known durable.
@@ -69,10 +69,10 @@ package actor ContactLogWriter {
             throw error.isLockHeld ? .locked(path: directory.path) : .storage(error)
         }
         let today = UTCDay(containing: clock.now())
-        lastPruneDay = today
+        lastPruneDay = clock.distrust == nil ? today : nil
         todayCount = (today, 0)
         var report = RecoveryReport()
-        try Self.recover(directory: directory, now: clock.now(), retentionDays: retentionDays, logger: logger, into: &report)
+        try Self.recover(directory: directory, now: clock.now(), retentionDays: retentionDays, distrust: clock.distrust, logger: logger, into: &report)
         recovery = report
         // Today's sightings so far, for the API's SightingsToday after a restart.
         if let counts = try? ContactLogStatistics(reader: ContactLogReader(dataDirectory: dataDirectory), days: today...today).days[today] {
@@ -137,7 +137,7 @@ package actor ContactLogWriter {
         if policy.shouldSync(afterWindows: windowsSinceSync) {
             try sync()
         }
-        if today != lastPruneDay {
+        if today != lastPruneDay, clock.distrust == nil {
             lastPruneDay = today
             try pruneExpired()
         }
@@ -158,11 +158,14 @@ package actor ContactLogWriter {
         syncedAggregates = appendedAggregates
     }
 
-    /// Deletes segments older than the retention: at open, and once a day from `append`.
+    /// Deletes segments older than the retention: at open, and once a day from `append`; nothing
+    /// while the clock is not trusted. A forward step of a trusted clock past the retention is time
+    /// that passed, and prunes.
     ///
     /// - Returns: the days deleted.
     @discardableResult
     package func pruneExpired() throws(ContactLogError) -> [UTCDay] {
+        guard clock.distrust == nil else { return [] }
         let today = UTCDay(containing: clock.now())
         var report = RecoveryReport()
         try Self.deleteExpired(directory: directory, today: today, retentionDays: retentionDays, logger: logger, into: &report)
@@ -218,10 +221,15 @@ package actor ContactLogWriter {
     }
 
     private static func recover(
-        directory: DataDirectory, now: UnixTime, retentionDays: Int64, logger: Logger, into report: inout RecoveryReport
+        directory: DataDirectory, now: UnixTime, retentionDays: Int64, distrust: String?, logger: Logger, into report: inout RecoveryReport
     ) throws(ContactLogError) {
         let today = UTCDay(containing: now)
-        try deleteExpired(directory: directory, today: today, retentionDays: retentionDays, logger: logger, into: &report)
+        if let distrust {
+            // A wall clock days ahead would delete a log that is not old at all.
+            logger.notice("contact log retention held until the clock is trusted", metadata: ["reason": "\(distrust)"])
+        } else {
+            try deleteExpired(directory: directory, today: today, retentionDays: retentionDays, logger: logger, into: &report)
+        }
         for (day, name) in try segmentFiles(in: directory) {
             let path = directory.path(of: name)
             let scan = SegmentReader.scan(path: path, day: day) { _ in }

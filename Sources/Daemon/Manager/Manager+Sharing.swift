@@ -17,6 +17,8 @@ extension Manager {
             throw .badParameter(field: "testResultId", problem: "no test result '\(testResultID)' (gaenctl test-result list)")
         }
         guard !code.isEmpty else { throw .badParameter(field: "code", problem: "the verification code is empty") }
+        // Before the code is spent at the verification server.
+        try requireTrustedClock()
         let result = owner.testResults[index]
         guard result.kind != .negative else { throw .badParameter(field: "testResultId", problem: "a negative test result is not shared") }
         let verification = VerificationClient(

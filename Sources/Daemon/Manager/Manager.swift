@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
+package import ClockTrust
 package import Conditions
 package import ContactLog
 package import Detection
@@ -65,6 +66,8 @@ package actor Manager {
     let onAir: OnAirBoard
     let gate: EnablementGate
     let clock: any WallClock
+    /// The clock's verdict and witness (nil: `clock` alone says whether it is trusted).
+    let clockTrust: ClockTrustBoard?
     let transport: any HTTPTransport
     let logger: Logger
     var settings: Settings
@@ -73,9 +76,10 @@ package actor Manager {
     package init(
         dataDirectory: DataDirectory, keys: KeySchedule, log: ContactLogWriter, worker: DetectionWorker?, radioStatus: RadioStatusBoard,
         gate: EnablementGate, settings: Settings, clock: any WallClock, transport: any HTTPTransport = URLSessionTransport(),
-        onAir: OnAirBoard = OnAirBoard(), logger: Logger = Logger(label: "gaend.manager")
+        onAir: OnAirBoard = OnAirBoard(), clockTrust: ClockTrustBoard? = nil, logger: Logger = Logger(label: "gaend.manager")
     ) throws(ManagerError) {
         self.onAir = onAir
+        self.clockTrust = clockTrust
         self.dataDirectory = dataDirectory
         self.keys = keys
         self.log = log
@@ -100,7 +104,14 @@ package actor Manager {
     /// Whose notices say that a property may have changed: the log's activity, what is on the
     /// air, the detection worker. (The radio status and the owner's switch are followed apart;
     /// method calls announce their own changes.)
-    package nonisolated var changeSources: [Changes] { [log.changes, onAir.changes] + (worker.map { [$0.changes] } ?? []) }
+    package nonisolated var changeSources: [Changes] {
+        [log.changes, onAir.changes] + (worker.map { [$0.changes] } ?? []) + (clockTrust.map { [$0.changes] } ?? [])
+    }
+
+    /// Refuses what would keep, release or broadcast something on a clock that cannot be trusted.
+    func requireTrustedClock() throws(ManagerError) {
+        if let distrust = clock.distrust { throw .clockUntrusted(distrust) }
+    }
 
     /// When a property next changes by time alone: UTC midnight (SightingsToday, ExposureDays,
     /// LastExposureTime) or the detection budget's next release (DetectionsRemaining).
@@ -139,6 +150,7 @@ package actor Manager {
     /// The key history for sharing (the current key cut short and replaced).
     package func diagnosisKeys() async throws(ManagerError) -> [TemporaryExposureKey] {
         try requireAuthorized()
+        try requireTrustedClock()
         do {
             return try await keys.releaseDiagnosisKeys()
         } catch {
@@ -149,6 +161,7 @@ package actor Manager {
     package func testDiagnosisKeys() async throws(ManagerError) -> [TemporaryExposureKey] {
         guard settings.testMode else { throw .notSupported("test keys need test-mode = true in the configuration") }
         try requireAuthorized()
+        try requireTrustedClock()
         do {
             return try await keys.testDiagnosisKeys()
         } catch {
@@ -158,6 +171,7 @@ package actor Manager {
 
     package func preAuthorize() throws(ManagerError) {
         try requireAuthorized()
+        try requireTrustedClock()
         var next = owner
         next.preAuthorizedAt = clock.now()
         try next.save(to: dataDirectory)
@@ -167,6 +181,7 @@ package actor Manager {
     /// Uses up a pre-authorization younger than 5 days and releases the keys.
     package func requestPreAuthorizedKeys() async throws(ManagerError) -> [TemporaryExposureKey] {
         try requireAuthorized()
+        try requireTrustedClock()
         guard let at = owner.preAuthorizedAt, clock.now().seconds - at.seconds <= Self.preAuthorizationLifetime else {
             throw .notAuthorized("no key release was pre-authorized in the last 5 days (PreAuthorizeDiagnosisKeys)")
         }
@@ -203,6 +218,7 @@ package actor Manager {
             switch error {
             case .rateLimited(let next): throw .rateLimited(nextAllowed: next)
             case .busy: throw .inProgress("a detection is already running")
+            case .clockUntrusted(let reason): throw .clockUntrusted(reason)
             default: throw .detectionFailed(error)
             }
         }
@@ -239,6 +255,7 @@ package actor Manager {
     // MARK: Test results
 
     package func addTestResult(testDate: UnixTime, kind: TestResult.Kind, symptomOnset: UnixTime?) throws(ManagerError) -> String {
+        try requireTrustedClock()
         let now = clock.now()
         guard testDate.seconds <= now.seconds + 86_400, testDate.seconds >= now.seconds - 30 * 86_400 else {
             throw .badParameter(field: Manager1.TestResultField.testDate.rawValue, problem: "\(testDate) is not within the last 30 days")
@@ -289,6 +306,10 @@ package actor Manager {
                 (.paused, "no radio is configured (radio = none): detection only")
             } else if !owner.enabled {
                 (.disabled, "Exposure Notification is turned off (gaenctl enable turns it on)")
+            } else if radio == .bluetoothOff {
+                (.bluetoothOff, radioStatus.reason ?? "the radio is off")
+            } else if let distrust = clock.distrust {
+                (.scanning, "scanning only, nothing is broadcast: \(distrust)")
             } else {
                 switch radio {
                 case .active: (.active, "")
@@ -314,6 +335,7 @@ package actor Manager {
             .exposureDays: .strings(answer.days.map(\.description)), .lastExposureTime: .time(answer.lastExposure),
             .exposureClassification: .count(answer.classification?.index ?? 0), .exposureClassificationName: .string(answer.classification?.name ?? ""),
             .region: .string(settings.region), .version: .string(GaendVersion.string),
+            .clockTrusted: .boolean(clock.distrust == nil), .clockOffset: .signed(clockTrust?.verdict.offsetMilliseconds ?? 0),
         ]
     }
 
@@ -323,6 +345,7 @@ package actor Manager {
         case boolean(Bool)
         case time(UnixTime?)
         case count(Int)
+        case signed(Int64)
         case strings([String])
     }
 }

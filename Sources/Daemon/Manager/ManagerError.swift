@@ -16,6 +16,8 @@ package enum ManagerError: Error, Equatable, Sendable, CustomStringConvertible {
     case notSupported(String)
     case notConfigured(String)
     case bluetoothOff(String)
+    /// The wall clock cannot be trusted: nothing is released, shared, recorded or detected on it.
+    case clockUntrusted(String)
     case verificationFailed(String)
     case publishFailed(String)
     /// A detection run that failed, with its cause (D-Bus `Failed`).
@@ -36,6 +38,7 @@ package enum ManagerError: Error, Equatable, Sendable, CustomStringConvertible {
         case .notSupported: .notSupported
         case .notConfigured: .notConfigured
         case .bluetoothOff: .bluetoothOff
+        case .clockUntrusted: .clockUntrusted
         case .verificationFailed: .verificationFailed
         case .publishFailed: .publishFailed
         case .failed, .detectionFailed: .failed
@@ -49,6 +52,7 @@ package enum ManagerError: Error, Equatable, Sendable, CustomStringConvertible {
             .notConfigured(let message), .bluetoothOff(let message), .verificationFailed(let message), .publishFailed(let message),
             .failed(let message), .internal(let message):
             message
+        case .clockUntrusted(let reason): "not while the clock is not trusted: \(reason)"
         case .detectionFailed(let cause): "\(cause)"
         case .rateLimited(let next): "the detection budget is spent; the next run is allowed at \(next) next=\(next.seconds)"
         case .badParameter(let field, let problem): "\(field): \(problem)"

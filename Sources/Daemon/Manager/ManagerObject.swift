@@ -213,12 +213,14 @@ package struct ManagerObject: Sendable {
         case .boolean(let flag)?: .boolean(flag)
         case .time(let time)?: .uint64(UInt64(max(0, time?.seconds ?? 0)))
         case .count(let count)?: .uint32(UInt32(clamping: count))
+        case .signed(let number)?: .int64(number)
         case .strings(let list)?: .array(element: .string, list.map { .string($0) })
         case nil:
             switch type {
             case .string: .string("")
             case .boolean: .boolean(false)
             case .uint32: .uint32(0)
+            case .int64: .int64(0)
             case .array(let element): .array(element: element, [])
             default: .uint64(0)
             }

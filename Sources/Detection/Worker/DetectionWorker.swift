@@ -126,6 +126,18 @@ package actor DetectionWorker {
                 throw error
             }
         }
+        if clock.distrust != nil {
+            // The key server's answer is a witness to the clock (its Date): asked for the index
+            // first, which may be all the clock needed. Nothing else is done on an untrusted clock.
+            _ = try? await downloader.pendingFiles()
+            if let distrust = clock.distrust {
+                let error = DetectionWorkerError.clockUntrusted(distrust)
+                state.lastError = "\(error)"
+                try? state.save(to: dataDirectory)
+                await finish(DetectionOutcome(finished: clock.now(), result: nil, error: error))
+                throw error
+            }
+        }
         let configuration = configuration ?? defaultConfiguration
         let limit = configuration.isV1Only ? settings.runsPerDayV1 : settings.runsPerDayV2
         let reservation = try budget.reserve(now: clock.now(), limit: limit)
@@ -280,6 +292,8 @@ package actor DetectionWorker {
     private func perform(configuration: ExposureConfiguration, results: ExposureResults) async -> Result<(DetectionRun, [String]), DetectionWorkerError> {
         do {
             let pending = try await downloader.pendingFiles()
+            // The index's Date may have shown the clock wrong: nothing is matched or kept on it.
+            if let distrust = clock.distrust { throw DetectionWorkerError.clockUntrusted(distrust) }
             // Each file goes to the spool on disk as it arrives and is read back when the pipeline
             // needs it: a run of many files holds one archive at a time, not all of them.
             var spool = try DownloadSpool(dataDirectory: dataDirectory)

@@ -46,6 +46,13 @@ public struct UnixTime: Hashable, Comparable, Sendable, CustomStringConvertible 
 /// Where the current wall-clock time comes from. Production reads the system clock; tests set it.
 public protocol WallClock: Sendable {
     func now() -> UnixTime
+    /// Why `now()` may not be trusted for what outlives this moment (a key broadcast, a record
+    /// filed, data deleted as expired), or nil when it may. A clock says nil unless it knows better.
+    var distrust: String? { get }
+}
+
+extension WallClock {
+    public var distrust: String? { nil }
 }
 
 /// Civil-calendar formatting of `UnixTime` in UTC, without Foundation.

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+import ContactLog
+import ENCore
+import Foundation
+import GaendTestSupport
+import Storage
+import Testing
+
+@Suite(.ownThreads) struct HeldSightingsTests {
+    static let boot = "0f6a1c9e-2d3b-4c5d-8e7f-123456789abc"
+    /// Boot-clock times: ten minutes after boot.
+    static let heard = UnixTime(milliseconds: 600_000)
+
+    @Test func heldWindowsAreReTimedExactlyIntoTheLog() async throws {
+        let log = try LogFixture()
+        let writer = try log.writer()
+        let held = try HeldSightings(dataDirectory: log.data, bootID: Self.boot, logger: quietLogger)
+        let first = window(at: Self.heard, aggregates: 1)
+        let second = window(at: Self.heard.adding(seconds: 60), aggregates: 1, previous: first.end)
+        try await held.hold(window: first, aggregates: [aggregate(1, at: Self.heard.adding(seconds: 1))])
+        try await held.hold(window: second, aggregates: [aggregate(2, at: Self.heard.adding(seconds: 61), previous: first.end)])
+        #expect(await held.count == (2, 2))
+        #expect(try log.records().isEmpty, "nothing is filed on an untrusted clock")
+        // Trusted at noon, when the boot clock read 20 minutes: boot time + offset is wall time.
+        let offset = LogFixture.noon.milliseconds - 1_200_000
+        let filed = try await held.release(adding: offset, into: writer)
+        #expect(filed == (2, 2))
+        let aggregates = try log.aggregates()
+        #expect(aggregates.map(\.firstSeen) == [LogFixture.noon.adding(seconds: -599), LogFixture.noon.adding(seconds: -539)])
+        #expect(aggregates[1].previousScanEnd == LogFixture.noon.adding(seconds: -596))
+        #expect(await held.count == (0, 0))
+        #expect(!FileManager.default.fileExists(atPath: held.path))
+    }
+
+    @Test func aRestartKeepsThemAndARebootDropsThemCounted() async throws {
+        let log = try LogFixture()
+        do {
+            let held = try HeldSightings(dataDirectory: log.data, bootID: Self.boot, logger: quietLogger)
+            try await held.hold(window: window(at: Self.heard, aggregates: 1), aggregates: [aggregate(1, at: Self.heard)])
+        }
+        let again = try HeldSightings(dataDirectory: log.data, bootID: Self.boot, logger: quietLogger)
+        #expect(await again.count == (1, 1))
+        #expect(await again.dropped == 0)
+        let rebooted = try HeldSightings(dataDirectory: log.data, bootID: "11111111-2222-3333-4444-555555555555", logger: quietLogger)
+        #expect(await rebooted.count == (0, 0))
+        #expect(await rebooted.dropped == 1)
+        #expect(!FileManager.default.fileExists(atPath: rebooted.path))
+    }
+
+    @Test func atMostADayIsHeldAndTheOldestGoCounted() async throws {
+        let log = try LogFixture()
+        let held = try HeldSightings(dataDirectory: log.data, bootID: Self.boot, logger: quietLogger)
+        // A window every 10 minutes for 25 hours.
+        for index in 0..<150 {
+            let start = Self.heard.adding(seconds: Int64(index) * 600)
+            try await held.hold(window: window(at: start, aggregates: 1), aggregates: [aggregate(index, at: start)])
+        }
+        let (windows, _) = await held.count
+        let dropped = await held.dropped
+        #expect(windows + dropped == 150)
+        #expect(dropped >= 6, "25 hours held at most 24")
+        #expect(windows * 600 <= 24 * 3600)
+        // The file says the same after a restart.
+        let again = try HeldSightings(dataDirectory: log.data, bootID: Self.boot, logger: quietLogger)
+        #expect(await again.count.windows == windows)
+    }
+
+    @Test func aTornTailIsDroppedAndTheRestKept() async throws {
+        let log = try LogFixture()
+        do {
+            let held = try HeldSightings(dataDirectory: log.data, bootID: Self.boot, logger: quietLogger)
+            for index in 0..<3 {
+                let start = Self.heard.adding(seconds: Int64(index) * 60)
+                try await held.hold(window: window(at: start, aggregates: 1), aggregates: [aggregate(index, at: start)])
+            }
+        }
+        let path = log.data.path + "/" + HeldSightings.fileName
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        try bytes.prefix(bytes.count - 7).write(to: URL(fileURLWithPath: path))
+        let again = try HeldSightings(dataDirectory: log.data, bootID: Self.boot, logger: quietLogger)
+        #expect(await again.count == (2, 2))
+    }
+
+    @Test func theFormatRoundTripsAndRefusesOtherFiles() throws {
+        var summary = RSSISummary()
+        summary.add(-61)
+        let entry = HeldFormat.Entry(
+            window: window(at: Self.heard, aggregates: 2, previous: Self.heard.adding(seconds: -30)),
+            aggregates: [
+                aggregate(1, at: Self.heard),
+                ContactAggregate(
+                    rpi: SyntheticContacts.rpi(seed: 1, number: 2), aem: AssociatedEncryptedMetadata((1, 2, 3, 4)), firstSeen: Self.heard,
+                    lastSeen: Self.heard, reports: 1, rssi: RSSISummary(), previousScanEnd: nil),
+            ])
+        let bytes = HeldFormat.header(bootID: Self.boot) + HeldFormat.encode(entry)
+        let contents = try HeldFormat.decode(bytes)
+        #expect(contents.bootID == Self.boot)
+        #expect(contents.entries == [entry])
+        #expect(contents.damagedBytes == 0)
+        #expect(throws: HeldFormat.Refusal.notHeldFile) { try HeldFormat.decode(Array("GAENSEG1".utf8) + bytes.dropFirst(8)) }
+        var flipped = bytes
+        flipped[HeldFormat.headerSize + 20] ^= 1
+        #expect(try HeldFormat.decode(flipped).entries.isEmpty)
+    }
+}
