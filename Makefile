@@ -28,7 +28,7 @@ UNIT_BINDIR ?= $(PREFIX)/bin
 # directory (POSTGRES_BIN) names the version, and the metapackage adds nothing but that dependency.
 # The Debian package's test (scripts/deb-test) needs lintian.
 APT_PACKAGES = pkg-config libssl-dev libdbus-1-dev libbluetooth-dev libsqlite3-dev libpq-dev zlib1g-dev openssl libcurl4 libcurl4-openssl-dev python3 python3-venv python3-jsonschema tmux \
-	python3-dbus python3-gi dbus-daemon libglib2.0-bin systemd postgresql-15 lintian
+	python3-dbus python3-gi dbus-daemon libglib2.0-bin systemd postgresql-15 lintian faketime
 POSTGRES_BIN = /usr/lib/postgresql/15/bin
 
 # The test peers: Bumble's virtual controllers and host, pinned, in a venv of the project's own.

@@ -46,10 +46,14 @@ package struct ClockService: Service {
             await withTaskGroup(of: Void.self) { group in
                 if let steps {
                     group.addTask {
+                        var followUp: Task<Void, Never>?
+                        defer { followUp?.cancel() }
                         for await _ in steps.events {
                             let verdict = board.stepped()
                             logger.notice(
                                 "the wall clock was set", metadata: ["trusted": "\(verdict.trusted)", "reason": "\(verdict.distrust ?? "")"])
+                            followUp?.cancel()
+                            followUp = Task { await lookSoonAfterAStep() }
                         }
                     }
                 }
@@ -67,6 +71,15 @@ package struct ClockService: Service {
             let wait = board.verdict.trusted ? Self.trustedLook : Self.untrustedLook
             guard (try? await monotonic.sleep(for: wait)) != nil else { return }
             board.reevaluate()
+        }
+    }
+
+    /// A time daemon that steps the clock says it is synchronized in the same breath or at its
+    /// next update: the kernel is asked 1, 2, 4 … 32 s after a step, until the clock is trusted.
+    private func lookSoonAfterAStep() async {
+        for delay in [1, 2, 4, 8, 16, 32] {
+            guard (try? await monotonic.sleep(for: .seconds(delay))) != nil else { return }
+            if board.reevaluate().trusted { return }
         }
     }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 package import ClockTrust
+import ENCore
 package import KeyFiles
 
 /// An HTTP transport whose every answer's `Date` is a witness to the clock: the key server's and

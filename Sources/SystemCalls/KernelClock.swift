@@ -14,11 +14,19 @@ package enum KernelClock {
         /// STA_UNSYNC: the kernel's own "not synchronized" bit.
         package var unsynchronizedBit: Bool
 
-        /// systemd's rule (`ntp_synced()`, src/basic/time-util.c, what `timedatectl` shows as "System
-        /// clock synchronized"): synchronized while the maximum error is below 16 s. STA_UNSYNC
-        /// alone is not believed: chrony keeps it set unless `rtcsync` is on, so that the kernel's
-        /// 11-minute mode leaves the RTC alone, while it keeps the clock synchronized.
-        package var synchronized: Bool { maximumErrorMicroseconds < 16_000_000 }
+        package init(maximumErrorMicroseconds: Int, unsynchronizedBit: Bool) {
+            self.maximumErrorMicroseconds = maximumErrorMicroseconds
+            self.unsynchronizedBit = unsynchronizedBit
+        }
+
+        /// Synchronized when either sign a time daemon leaves says so: STA_UNSYNC cleared (what
+        /// ntpd and systemd-timesyncd do when they set the clock), or a maximum error below 16 s,
+        /// systemd's rule (`ntp_synced()`, src/basic/time-util.c, what `timedatectl` shows as
+        /// "System clock synchronized"), which covers chrony: it keeps STA_UNSYNC set unless
+        /// `rtcsync` is on, so that the kernel's 11-minute mode leaves the RTC alone. The kernel
+        /// itself sets STA_UNSYNC and 16 s when no daemon has updated it for hours, so an unkept
+        /// clock fails both.
+        package var synchronized: Bool { !unsynchronizedBit || maximumErrorMicroseconds < 16_000_000 }
     }
 
     /// The kernel's NTP state now (a clock the kernel cannot read counts as unsynchronized).

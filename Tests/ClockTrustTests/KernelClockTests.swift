@@ -31,7 +31,16 @@ struct KernelClockTests {
         // maxerror grows 500 µs a second: the two reads may be a few apart.
         #expect(abs(state.maximumErrorMicroseconds - (Int(fields[0]) ?? -1)) < 100_000)
         #expect(state.unsynchronizedBit == (fields[1].trimmingCharacters(in: .whitespacesAndNewlines) != "0"))
-        #expect(state.synchronized == (state.maximumErrorMicroseconds < 16_000_000))
+        #expect(state.synchronized == (!state.unsynchronizedBit || state.maximumErrorMicroseconds < 16_000_000))
+    }
+
+    @Test func eitherSignOfATimeDaemonIsSynchronization() {
+        // This machine's state: neither (STA_UNSYNC, 16 s).
+        #expect(!KernelClock.Synchronization(maximumErrorMicroseconds: 16_000_000, unsynchronizedBit: true).synchronized)
+        // chrony without rtcsync: STA_UNSYNC kept, the error small.
+        #expect(KernelClock.Synchronization(maximumErrorMicroseconds: 12_000, unsynchronizedBit: true).synchronized)
+        // A daemon that cleared STA_UNSYNC when it stepped, before it set the error.
+        #expect(KernelClock.Synchronization(maximumErrorMicroseconds: 16_000_000, unsynchronizedBit: false).synchronized)
     }
 
     @Test func theBootClockAndTheBootID() throws {

@@ -82,6 +82,21 @@ import Testing
         #expect(await again.count == (2, 2))
     }
 
+    /// The fuzz seed, written by a second encoder (Tests/Fuzz/Seeding/write_seeds.py), reads as
+    /// that encoder meant.
+    @Test func aFileOfAnotherEncoderReads() throws {
+        let seed = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fuzz/Corpus/clock/held-sightings")
+        let bytes = Array(try Data(contentsOf: seed).dropFirst())
+        let contents = try HeldFormat.decode(bytes)
+        #expect(contents.bootID == Self.boot)
+        #expect(contents.entries.map(\.aggregates.count) == [2, 1])
+        #expect(contents.entries.map(\.window.start.milliseconds) == [600_000, 660_000])
+        #expect(contents.entries[0].aggregates[1].rssi == RSSISummary(maximum: -60, sum: -130, validReports: 2))
+        #expect(contents.entries[0].window.previousScanEnd == nil)
+        #expect(contents.damagedBytes == 0)
+    }
+
     @Test func theFormatRoundTripsAndRefusesOtherFiles() throws {
         var summary = RSSISummary()
         summary.add(-61)

@@ -15,11 +15,17 @@ final class ManagerHarness: @unchecked Sendable {
     private(set) var exit: ChildExit?
     let arguments: [String]
     let extraEnvironment: [String: String]
+    /// A program gaend is started through (`timeout N`), which execs it with the same signals.
+    let launcher: [String]
 
-    init(bus: DBusDaemonFixture? = nil, environment: [String: String] = [:], directory: TemporaryDirectory? = nil, _ arguments: [String]) throws {
+    init(
+        bus: DBusDaemonFixture? = nil, environment: [String: String] = [:], directory: TemporaryDirectory? = nil, launcher: [String] = [],
+        _ arguments: [String]
+    ) throws {
         self.bus = try bus ?? DBusDaemonFixture()
         self.directory = try directory ?? TemporaryDirectory()
         self.arguments = arguments
+        self.launcher = launcher
         extraEnvironment = environment
         daemon = Process()
         try start()
@@ -38,11 +44,12 @@ final class ManagerHarness: @unchecked Sendable {
     func start() throws {
         daemon = Process()
         exit = nil
-        daemon.executableURL = try ToolRunner.productsDirectory().appendingPathComponent("gaend")
+        let gaend = try ToolRunner.productsDirectory().appendingPathComponent("gaend")
+        daemon.executableURL = launcher.first.map { URL(fileURLWithPath: $0) } ?? gaend
         // The kernel of a development machine or CI runner is not synchronized (adjtimex says
         // TIME_ERROR): the test vouches for its clock, as the owner of an RTC would.
         let clock = arguments.contains("--clock") ? [] : ["--clock", "system"]
-        daemon.arguments = ["--data-dir", "\(directory.path)/data"] + clock + arguments
+        daemon.arguments = Array(launcher.dropFirst()) + (launcher.isEmpty ? [] : [gaend.path]) + ["--data-dir", "\(directory.path)/data"] + clock + arguments
         daemon.environment = environment
         daemon.standardOutput = FileHandle.nullDevice
         if !FileManager.default.fileExists(atPath: stderrPath) { _ = FileManager.default.createFile(atPath: stderrPath, contents: nil) }
@@ -71,11 +78,21 @@ final class ManagerHarness: @unchecked Sendable {
 
     func status() throws -> [String: Any] { try json(["status"]) as? [String: Any] ?? [:] }
 
+    /// gaend's PID: the launcher's child when there is a launcher (timeout(1) waits for it and
+    /// exits with its status).
+    var gaendProcess: pid_t {
+        let pid = daemon.processIdentifier
+        guard !launcher.isEmpty, let children = try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8),
+            let child = children.split(separator: " ").first.flatMap({ pid_t($0) })
+        else { return pid }
+        return child
+    }
+
     /// SIGTERM, and how gaend ended.
     @discardableResult
     func stop() -> ChildExit? {
         if exit == nil, daemon.isRunning {
-            kill(daemon.processIdentifier, SIGTERM)
+            kill(gaendProcess, SIGTERM)
             exit = daemon.waitForExit()
         }
         return exit

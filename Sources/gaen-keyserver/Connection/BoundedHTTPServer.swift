@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 import FlyingSocks
+import ENCore
 import Foundation
 import Glibc
 import KeyServer
@@ -153,8 +154,11 @@ final class BoundedHTTPServer: Sendable {
     static func head(status: Int, contentType: String, length: Int, keepAlive: Bool, headers: [String: String] = [:]) -> String {
         // Names and values are the API's own constants and numbers: no CR or LF can come from a client.
         let extra = headers.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)\r\n" }.joined()
-        return "HTTP/1.1 \(status) \(reasons[status] ?? (status < 400 ? "OK" : "Error"))\r\nContent-Type: \(contentType)\r\nContent-Length: \(length)\r\n"
-            + extra + "Connection: \(keepAlive ? "keep-alive" : "close")\r\n\r\n"
+        // Date: an origin server with a clock sends it (RFC 9110 §6.6.1), and gaend takes it as a
+        // witness to its own clock.
+        let date = HTTPDate.format(UnixTime(milliseconds: Int64(Date().timeIntervalSince1970 * 1000)))
+        return "HTTP/1.1 \(status) \(reasons[status] ?? (status < 400 ? "OK" : "Error"))\r\nDate: \(date)\r\nContent-Type: \(contentType)\r\n"
+            + "Content-Length: \(length)\r\n" + extra + "Connection: \(keepAlive ? "keep-alive" : "close")\r\n\r\n"
     }
 
     static func head(_ response: KeyServerAPI.Response, keepAlive: Bool) -> String {

@@ -28,6 +28,7 @@ import hmac
 import io
 import json
 import os
+import struct
 import re
 import subprocess
 import sys
@@ -253,6 +254,35 @@ def scoring(corpus):
     write(corpus, 'scoring', 'swisscovid-negative-seconds', len(body).to_bytes(2, 'big') + body + json.dumps(cases[27]['exposureWindows']).encode())
 
 
+def crc32c(data):
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
+def held_entry(start, aggregates):
+    """One held window (HeldFormat in Sources/ContactLog/Held): boot-clock milliseconds."""
+    none = -(1 << 63)
+    payload = struct.pack('<qqIIIqI', start, start + 4000, 5 * len(aggregates), 2 * len(aggregates), len(aggregates), none, 4000)
+    for number in range(len(aggregates)):
+        rpi = bytes([number + 1] * 16)
+        payload += rpi + bytes([9, 8, 7, number]) + struct.pack('<qqHbBiHq', start + 100, start + 2100, 2, -60, 1, -130, 2, none)
+    return struct.pack('<II', len(payload), crc32c(payload)) + payload
+
+
+def clock(corpus):
+    """clock: a held-sightings file as gaend writes it (first byte 0), a server's Date (1)."""
+    header = b'GAENHELD' + struct.pack('<H', 1) + b'0f6a1c9e-2d3b-4c5d-8e7f-123456789abc'
+    held = header + held_entry(600_000, [0, 1]) + held_entry(660_000, [2])
+    write(corpus, 'clock', 'held-sightings', b'\x00' + held)
+    write(corpus, 'clock', 'held-sightings-torn', b'\x00' + held[:-7])
+    write(corpus, 'clock', 'date', b'\x01' + b'Sun, 06 Nov 1994 08:49:37 GMT')
+    write(corpus, 'clock', 'date-obsolete', b'\x01' + b'Sunday, 06-Nov-94 08:49:37 GMT')
+
+
 def main():
     gaenctl, keyserver, corpus = sys.argv[1], sys.argv[2], sys.argv[3]
     with tempfile.TemporaryDirectory(prefix='gaend-seeds-') as scratch:
@@ -263,6 +293,7 @@ def main():
     scoring(corpus)
     keyserver_requests(corpus)
     http_requests(corpus)
+    clock(corpus)
 
 
 if __name__ == '__main__':

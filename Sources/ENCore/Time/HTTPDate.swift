@@ -1,17 +1,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-package import ENCore
-
 /// The `Date` header's value (RFC 9110 §5.6.7): IMF-fixdate, `Sun, 06 Nov 1994 08:49:37 GMT`, the
 /// one form a server sends today. The obsolete forms (RFC 850, asctime) are not read: a server
 /// that sends one is no witness to the clock.
-package enum HTTPDate {
+public enum HTTPDate {
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
     private static let weekdays = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
 
     /// The time a `Date` value names, or nil when it is not an IMF-fixdate (the weekday must be the
     /// date's, the date a real one).
-    package static func parse(_ text: String) -> UnixTime? {
+    public static func parse(_ text: String) -> UnixTime? {
         let bytes = Array(text.utf8)
         // "Sun, 06 Nov 1994 08:49:37 GMT": 29 bytes, fixed positions.
         guard bytes.count == 29, bytes[3] == UInt8(ascii: ","), bytes[4] == 0x20, bytes[7] == 0x20, bytes[11] == 0x20, bytes[16] == 0x20,
@@ -28,6 +26,16 @@ package enum HTTPDate {
         // 1970-01-01 was a Thursday (index 3).
         guard ((days % 7) + 7 + 3) % 7 == Int64(weekday) else { return nil }
         return UnixTime(milliseconds: (days * 86_400 + hour * 3600 + minute * 60 + min(second, 59)) * 1000)
+    }
+
+    /// `time` as IMF-fixdate (what a server's `Date` carries), to the second.
+    public static func format(_ time: UnixTime) -> String {
+        let seconds = time.seconds
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let (year, month, day) = ISO8601.civilDate(daysSinceEpoch: days)
+        let weekday = weekdays[Int(((days % 7) + 7 + 3) % 7)]
+        let clock = ISO8601.format(time).dropFirst(11).prefix(8)
+        return "\(weekday), \(day < 10 ? "0" : "")\(day) \(months[Int(month) - 1]) \(year) \(clock) GMT"
     }
 
     private static func number(_ digits: ArraySlice<UInt8>) -> Int64? {
