@@ -57,7 +57,7 @@ let package = Package(
         // the boot clock that times what is heard meanwhile.
         .target(name: "ClockTrust", dependencies: ["ENCore", "SystemCalls", "Conditions"], swiftSettings: strictSwift),
         // gaend's own executors (threads that sleep until there is work), installed by its entry.
-        .target(name: "Executors", swiftSettings: strictSwift),
+        .target(name: "Executors", dependencies: ["SystemCalls"], swiftSettings: strictSwift),
         // What the three programs' command lines share: usage errors exit 2.
         .target(
             name: "CommandSupport", dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")], swiftSettings: strictSwift),

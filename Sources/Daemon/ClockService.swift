@@ -116,6 +116,7 @@ package struct ClockService: Service {
         }
         let (events, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let thread = Thread {
+            SystemCall.nameThisThread("gaend-clock")
             while true {
                 do {
                     guard try watch.wait() else { break }
@@ -127,7 +128,6 @@ package struct ClockService: Service {
             }
             continuation.finish()
         }
-        thread.name = "gaend-clock"
         thread.start()
         return (watch, events)
     }

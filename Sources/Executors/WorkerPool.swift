@@ -2,6 +2,7 @@
 
 @_spi(ExperimentalScheduling) import _Concurrency
 import Glibc
+import SystemCalls
 
 /// gaend's default executor: jobs run on threads of its own that sleep in the kernel until there
 /// is work, and a delayed job (`Task.sleep`, a clock's sleep) wakes one thread at its deadline and
@@ -98,13 +99,7 @@ package final class WorkerPool: TaskExecutor, SchedulingExecutor, @unchecked Sen
     }
 
     private func work() {
-        // Named from inside, through /proc: what `top -H` and the idle benchmark show.
-        let name = Array("gaend-worker".utf8)
-        let file = open("/proc/thread-self/comm", O_WRONLY)
-        if file >= 0 {
-            _ = name.withUnsafeBytes { write(file, $0.baseAddress, $0.count) }
-            close(file)
-        }
+        SystemCall.nameThisThread("gaend-worker")
         pthread_mutex_lock(&mutex)
         while true {
             // Due delayed jobs become ready, earliest first.

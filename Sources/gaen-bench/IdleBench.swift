@@ -19,6 +19,9 @@ struct IdleBench: AsyncParsableCommand {
     @Option(help: "A python with python-dbusmock: run the beacon on testbed/bluez_template.py's hci0 instead of --radio none.")
     var bluezMock: String?
 
+    @Option(help: "gaend's clock key: synchronized (an unsynchronized kernel: looked at once a minute) or system (trusted: every 10 min).")
+    var clock = "synchronized"
+
     @Option(help: "The gaend to measure (default: the one beside this program).")
     var gaend = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("gaend").path
 
@@ -34,7 +37,7 @@ struct IdleBench: AsyncParsableCommand {
         try Data().write(to: configuration)
         let daemon = Process()
         daemon.executableURL = URL(fileURLWithPath: gaend)
-        daemon.arguments = ["--config", configuration.path, "--bus", address, "--data-dir", scratch.appendingPathComponent("data").path]
+        daemon.arguments = ["--config", configuration.path, "--bus", address, "--data-dir", scratch.appendingPathComponent("data").path, "--clock", clock]
         var mock: Process?
         defer {
             if let mock {
