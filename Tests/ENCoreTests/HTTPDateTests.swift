@@ -13,6 +13,10 @@ struct HTTPDateTests {
             #expect(HTTPDate.parse(HTTPDate.format(UnixTime(seconds: seconds))) == UnixTime(seconds: seconds))
         }
         #expect(HTTPDate.format(UnixTime(seconds: 951_782_400)) == "Tue, 29 Feb 2000 00:00:00 GMT")
+        // A year before 1000 keeps its four digits (found by the clock fuzz target).
+        let early = HTTPDate.format(UnixTime(seconds: -41_975_593_823))
+        #expect(early == "Wed, 06 Nov 0639 08:49:37 GMT")
+        #expect(HTTPDate.parse(early) == UnixTime(seconds: -41_975_593_823))
     }
 
     @Test func whatIsNotAnIMFFixdateIsNoWitness() {

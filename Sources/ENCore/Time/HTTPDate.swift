@@ -35,7 +35,10 @@ public enum HTTPDate {
         let (year, month, day) = ISO8601.civilDate(daysSinceEpoch: days)
         let weekday = weekdays[Int(((days % 7) + 7 + 3) % 7)]
         let clock = ISO8601.format(time).dropFirst(11).prefix(8)
-        return "\(weekday), \(day < 10 ? "0" : "")\(day) \(months[Int(month) - 1]) \(year) \(clock) GMT"
+        // Four digits, as the grammar has it (the fuzzer found year 653 written with three).
+        let digits = String(year)
+        let paddedYear = String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+        return "\(weekday), \(day < 10 ? "0" : "")\(day) \(months[Int(month) - 1]) \(paddedYear) \(clock) GMT"
     }
 
     private static func number(_ digits: ArraySlice<UInt8>) -> Int64? {
