@@ -15,6 +15,8 @@ SYSUSERS_DIR ?= $(PREFIX)/lib/sysusers.d
 DBUS_SYSTEM_CONF_DIR ?= /usr/share/dbus-1/system.d
 DBUS_SYSTEM_SERVICES_DIR ?= /usr/share/dbus-1/system-services
 POLKIT_ACTIONS_DIR ?= /usr/share/polkit-1/actions
+# udev reads rules from /usr/lib/udev/rules.d (and /etc), never from under /usr/local.
+UDEV_RULES_DIR ?= /usr/lib/udev/rules.d
 DOCDIR ?= $(PREFIX)/share/doc/gaend
 MANDIR ?= $(PREFIX)/share/man
 # The directory the installed unit runs gaend from (@BINDIR@ in systemd/gaend.service): where
@@ -240,11 +242,13 @@ install-data:
 	install -D -m 0644 dbus-policy/org.gaend.conf $(DESTDIR)$(DBUS_SYSTEM_CONF_DIR)/org.gaend.conf
 	install -D -m 0644 dbus-policy/org.gaend.service $(DESTDIR)$(DBUS_SYSTEM_SERVICES_DIR)/org.gaend.service
 	install -D -m 0644 polkit/org.gaend.policy $(DESTDIR)$(POLKIT_ACTIONS_DIR)/org.gaend.policy
+	install -D -m 0644 udev/60-gaend-indicator-led.rules $(DESTDIR)$(UDEV_RULES_DIR)/60-gaend-indicator-led.rules
 	sed 's|@BINDIR@|$(UNIT_BINDIR)|g' systemd/gaen-keyserver.service >$(DESTDIR)$(SYSTEMD_UNIT_DIR)/gaen-keyserver.service.tmp
 	chmod 0644 $(DESTDIR)$(SYSTEMD_UNIT_DIR)/gaen-keyserver.service.tmp
 	mv $(DESTDIR)$(SYSTEMD_UNIT_DIR)/gaen-keyserver.service.tmp $(DESTDIR)$(SYSTEMD_UNIT_DIR)/gaen-keyserver.service
 	install -D -m 0644 systemd/gaen-keyserver.sysusers $(DESTDIR)$(SYSUSERS_DIR)/gaen-keyserver.conf
 	install -D -m 0644 etc/gaen-keyserver.env $(DESTDIR)$(DOCDIR)/examples/gaen-keyserver.env
+	for hook in notify-desktop mail gpio-buzzer; do install -D -m 0644 examples/exposure-hook/$$hook $(DESTDIR)$(DOCDIR)/examples/exposure-hook/$$hook || exit 1; done
 	for page in docs/man/*.[0-9]; do [ -e $$page ] || continue; install -D -m 0644 $$page $(DESTDIR)$(MANDIR)/man$${page##*.}/$$(basename $$page) || exit 1; done
 	@if [ -z "$(DESTDIR)" ] && command -v systemd-sysusers >/dev/null; then \
 		systemd-sysusers $(SYSUSERS_DIR)/gaend.conf; \
@@ -263,12 +267,14 @@ uninstall:
 	rm -f $(DESTDIR)$(SYSTEMD_UNIT_DIR)/gaend.service $(DESTDIR)$(SYSUSERS_DIR)/gaend.conf \
 		$(DESTDIR)$(DBUS_SYSTEM_CONF_DIR)/org.gaend.conf $(DESTDIR)$(DBUS_SYSTEM_SERVICES_DIR)/org.gaend.service \
 		$(DESTDIR)$(POLKIT_ACTIONS_DIR)/org.gaend.policy $(DESTDIR)$(DOCDIR)/examples/gaend.service.d/hci-radio.conf \
+		$(DESTDIR)$(UDEV_RULES_DIR)/60-gaend-indicator-led.rules \
 		$(DESTDIR)$(SYSTEMD_UNIT_DIR)/gaen-keyserver.service $(DESTDIR)$(SYSUSERS_DIR)/gaen-keyserver.conf \
 		$(DESTDIR)$(DOCDIR)/examples/gaen-keyserver.env
+	for hook in notify-desktop mail gpio-buzzer; do rm -f $(DESTDIR)$(DOCDIR)/examples/exposure-hook/$$hook; done
 	for page in docs/man/*.[0-9]; do rm -f $(DESTDIR)$(MANDIR)/man$${page##*.}/$$(basename $$page); done
 	for program in gaenctl gaen-keyserver; do rm -f $(DESTDIR)$(PREFIX)/share/bash-completion/completions/$$program \
 		$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_$$program $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/$$program.fish; done
-	rmdir $(DESTDIR)$(DOCDIR)/examples/gaend.service.d $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) 2>/dev/null || true
+	rmdir $(DESTDIR)$(DOCDIR)/examples/gaend.service.d $(DESTDIR)$(DOCDIR)/examples/exposure-hook $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) 2>/dev/null || true
 
 clean:
 	$(SWIFT) package clean

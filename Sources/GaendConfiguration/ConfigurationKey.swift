@@ -68,7 +68,7 @@ package struct ConfigurationKey: Sendable {
     /// is applied: one gaend cannot read refuses the whole reload.
     package static let appliedOnReload: Set<String> = [
         "region", "log-level", "test-mode", "verification-url", "verification-api-key", "publish-url", "health-authority-id",
-        "exposure-configuration",
+        "exposure-configuration", "exposure-hook", "exposure-hook-timeout",
     ]
 
     /// The keys `reloaded` changed that a reload does not apply, in `all` order. Against what
@@ -235,6 +235,33 @@ package struct ConfigurationKey: Sendable {
             configuration.servers.detectionIntervalHours = hours
         } show: {
             ["\($0.servers.detectionIntervalHours)"]
+        },
+        ConfigurationKey(
+            "exposure-hook",
+            "A program (absolute path) run, without a shell and with only GAEND_* variables, when a detection adds an exposure day and when the last one ages out of the 14 days; the answer as JSON on its standard input."
+        ) { (configuration, value) throws(DaemonConfigurationError) in
+            guard value.text.hasPrefix("/"), !value.text.contains("\0") else { throw value.fail("is not an absolute path") }
+            configuration.exposureHook = value.text
+        } show: {
+            [$0.exposureHook ?? "(none)"]
+        },
+        ConfigurationKey("exposure-hook-timeout", "Seconds the exposure hook may run before it is killed (default 30).") {
+            (configuration, value) throws(DaemonConfigurationError) in
+            guard let seconds = Int(value.text), (1...600).contains(seconds) else { throw value.fail("is not a number of seconds in 1...600") }
+            configuration.exposureHookTimeoutSeconds = seconds
+        } show: {
+            ["\($0.exposureHookTimeoutSeconds)"]
+        },
+        ConfigurationKey(
+            "indicator-led",
+            "An LED of /sys/class/leds (ACT: the Pi's activity LED) that shows the beacon's state: a short blink every 3 s on the air, fast blinking while an exposure is in the last 14 days, a blink every 10 s waiting for the clock, off when not working."
+        ) { (configuration, value) throws(DaemonConfigurationError) in
+            guard !value.text.isEmpty, value.text.count <= 64, !value.text.contains("/"), value.text != ".", value.text != ".." else {
+                throw value.fail("is not the name of an LED in /sys/class/leds")
+            }
+            configuration.indicatorLED = value.text
+        } show: {
+            [$0.indicatorLED ?? "(none)"]
         },
         ConfigurationKey("verification-url", "The verification server's base URL.") { (configuration, value) throws(DaemonConfigurationError) in
             configuration.servers.verificationURL = try url(value)

@@ -16,6 +16,12 @@ package struct DaemonConfiguration: Sendable {
     package var logLevel = LogLevelName.info
     /// Who vouches for the wall clock (`clock`): the kernel's synchronization, or the owner.
     package var clock = ClockSetting.synchronized
+    /// A program run when an exposure day is added and when the last one ages out (`exposure-hook`).
+    package var exposureHook: String?
+    /// How long it may run before it is killed (`exposure-hook-timeout`).
+    package var exposureHookTimeoutSeconds = 30
+    /// The status LED (`indicator-led`): a name under /sys/class/leds.
+    package var indicatorLED: String?
     package var servers = ServerSettings()
 
     package enum ClockSetting: String, Sendable, CaseIterable {

@@ -116,6 +116,13 @@ struct Gaend: AsyncParsableCommand {
             FileHandle.standardError.write(Data("gaend: \(error)\n".utf8))
             throw ExitCode(2)
         }
+        let hookSettings: HookSettings?
+        do {
+            hookSettings = try HookSettings.checked(configuration)
+        } catch {
+            FileHandle.standardError.write(Data("gaend: \(error)\n".utf8))
+            throw ExitCode(2)
+        }
         let keys: KeySchedule
         let log: ContactLogWriter
         let held: HeldSightings
@@ -158,6 +165,10 @@ struct Gaend: AsyncParsableCommand {
                 logger: Logger(label: "gaend.dbus"))
         ]
         services.append(ClockService(board: clock, held: held, log: log))
+        if let name = configuration.indicatorLED {
+            let led = SysfsLED(name: name, logger: Logger(label: "gaend.indicator"))
+            services.append(IndicatorService(led: led, manager: manager, radioStatus: status, gate: gate, logger: Logger(label: "gaend.indicator")))
+        }
         let beacon = BeaconContext(
             settings: configuration.radioSettings, keys: keys, log: log, clock: clock, gate: gate, status: status, onAir: onAir,
             untrusted: UntrustedWindows(held: held, bootMilliseconds: { clock.bootMilliseconds() }), clockShifts: clock.shifts,
@@ -167,13 +178,23 @@ struct Gaend: AsyncParsableCommand {
         } else if configuration.radio != .none {
             services.append(RadioService(spec: configuration.radio, beacon: beacon))
         }
-        if let worker { services.append(DetectionTimerService(worker: worker)) }
+        let hookRunner = ExposureHookRunner(settings: hookSettings, logger: Logger(label: "gaend.hook"))
+        if let worker {
+            services.append(DetectionTimerService(worker: worker))
+            services.append(ExposureHookService(worker: worker, runner: hookRunner, clock: clock, dataDirectory: data, logger: Logger(label: "gaend.hook")))
+        }
         let reloader = self
         services.append(
             ReloadService {
                 notifier.notify("RELOADING=1")
                 do {
                     let next = try reloader.loadConfiguration()
+                    // A hook that is not (or no longer) an executable file is a warning: the one running stays.
+                    do {
+                        await hookRunner.configure(try HookSettings.checked(next))
+                    } catch {
+                        logger.warning("exposure-hook not applied; the previous one stays", metadata: ["error": "\(error)"])
+                    }
                     let exposureConfiguration = try DetectionSetup.exposureConfiguration(next.servers)
                     await worker?.reconfigure(
                         exposureConfiguration, url: next.servers.exposureConfigurationIsURL ? next.servers.exposureConfiguration : nil)

@@ -81,7 +81,7 @@ final class RecordingObserver: DetectionObserver {
     func worker(
         transport: any HTTPTransport = URLSessionTransport(), timer: any Clock<Duration> = TestClock(),
         deadline: any Clock<Duration> = TestClock(), observer: RecordingObserver? = nil,
-        hook: DetectionHook? = nil, settings: DetectionWorker.Settings = DetectionWorker.Settings(), configurationURL: String? = nil
+        settings: DetectionWorker.Settings = DetectionWorker.Settings(), configurationURL: String? = nil
     ) throws -> DetectionWorker {
         var downloader = KeyFileDownloader(
             indexURL: server.baseURL + "/index.txt", baseURL: server.baseURL, transport: transport, store: ProcessedFilesStore(dataDirectory: data),
@@ -93,7 +93,7 @@ final class RecordingObserver: DetectionObserver {
             dataDirectory: data, downloader: downloader,
             policy: SignaturePolicy(trustedKeys: [try VerificationKey(keyID: "310", keyVersion: "v1", pem: signing.publicKeyPEM)]),
             defaultConfiguration: ExposureConfiguration(v2: v2), clock: clock, timerClock: timer, deadlineClock: deadline, observer: observer,
-            hook: hook, settings: settings, configurationURL: configurationURL,
+            settings: settings, configurationURL: configurationURL,
             logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
     }
 
@@ -148,11 +148,7 @@ final class RecordingObserver: DetectionObserver {
     @Test func aRunDownloadsMatchesStoresAndTells() async throws {
         try await prepare()
         let observer = RecordingObserver()
-        let report = directory.path + "/hook-report"
-        let hookScript = directory.path + "/hook.sh"
-        try Data("#!/bin/sh\nenv | grep ^GAEND_ | sort > '\(report)'\n".utf8).write(to: URL(fileURLWithPath: hookScript))
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: hookScript)
-        let worker = try worker(observer: observer, hook: DetectionHook(command: hookScript))
+        let worker = try worker(observer: observer)
         let result = try await worker.runNow()
         #expect(result.windows.count == 1)
         #expect(result.windows[0].scanInstances.map(\.typicalAttenuation) == [68, 78])
@@ -161,10 +157,7 @@ final class RecordingObserver: DetectionObserver {
         #expect(observer.count == 1)
         #expect(observer.last?.exposed == true)
         #expect(observer.progress.withLock { $0 } == (done: 1, total: 1))
-        let environment = try String(contentsOfFile: report, encoding: .utf8)
-        #expect(environment.contains("GAEND_RESULT=exposed"))
-        #expect(environment.contains("GAEND_WINDOWS=1"))
-        #expect(environment.contains("GAEND_EXPOSED_DAYS=2020-04-02"))
+        #expect(await worker.exposureAnswer().days == [UTCDay(daysSinceEpoch: ISO8601.parseDate("2020-04-02") ?? 0)])
 
         // Stored: the state survives a new worker, the file is processed, the windows re-score.
         let state = DetectionState.load(from: data)

@@ -151,4 +151,39 @@ elif [ "$earliest" -lt $((started + 86400 - 2)) ]; then
 fi
 [ -z "$failure" ] || finish FAIL "clock: $failure"
 echo "VM stage clock: PASS (advertised ${advertised_after} s after the step; $before sightings heard before it re-timed)"
+
+# Stage 4: the status LED on a real LED of the kernel's LED class: the emulated PS/2 keyboard's
+# scroll-lock LED (input-leds). Debian's kernel has no uleds (CONFIG_LEDS_USER is not set).
+modprobe ledtrig-timer 2>/dev/null
+led=$(ls /sys/class/leds 2>/dev/null | grep scrolllock | head -1)
+[ -n "$led" ] || finish FAIL "led: no LED in /sys/class/leds ($(ls /sys/class/leds 2>&1 | tr '\n' ' '))"
+attribute() { cat "/sys/class/leds/$led/$1" 2>/dev/null; }
+trigger() { attribute trigger | sed -n 's/.*\[\([^]]*\)\].*/\1/p'; }
+shows() { echo "$(trigger) $(attribute delay_on) $(attribute delay_off) $(attribute brightness)"; }
+until_shows() { tries=0; while ! shows | grep -q "$1" && [ "$tries" -lt 150 ]; do sleep 0.1; tries=$((tries + 1)); done; shows; }
+previous=$(trigger)
+btmgmt --index 1 power on >/dev/null 2>&1
+/opt/gaend/gaend --clock system --radio bluez:hci1 --bus none --enable true --data-dir /tmp/gaend-led --scan-window 1 --scan-interval 1-1 \
+    --indicator-led "$led" >/tmp/gaend-led.log 2>&1 &
+gaend=$!
+on_air=$(until_shows "^timer 50 2950")
+btmgmt --index 1 power off >/dev/null 2>&1
+radio_off=$(until_shows "^none .* 0$")
+kill -TERM "$gaend"
+wait "$gaend"
+status=$?
+stopped=$(trigger)
+grep -i "indicator\|radio status" /tmp/gaend-led.log | sed 's/^/  gaend: /' | head -8
+echo "  led: $led: before gaend [$previous]; on the air [$on_air]; radio off [$radio_off]; after stop [$stopped]"
+if [ "$status" != 0 ]; then
+    failure="gaend exited $status"
+elif ! echo "$on_air" | grep -q "^timer 50 2950"; then
+    failure="on the air the LED shows [$on_air], not the timer at 50/2950 ms"
+elif ! echo "$radio_off" | grep -q "^none .* 0$"; then
+    failure="with the radio off the LED shows [$radio_off], not off"
+elif [ "$stopped" != "$previous" ]; then
+    failure="after stop the LED's trigger is [$stopped], not [$previous] as before"
+fi
+[ -z "$failure" ] || finish FAIL "led: $failure"
+echo "VM stage led: PASS ($led)"
 finish PASS

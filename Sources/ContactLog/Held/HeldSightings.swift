@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-package import ENCore
+import ENCore
 package import Logging
 package import Storage
 

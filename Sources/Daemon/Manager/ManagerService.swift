@@ -78,28 +78,9 @@ package struct ManagerService: Service {
         // change made meanwhile).
         let initial = await manager.properties()
         await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                for await _ in radioStatus.updates() { trigger.yield() }
-            }
-            group.addTask {
-                for await _ in gate.updates() { trigger.yield() }
-            }
-            for source in manager.changeSources {
-                group.addTask {
-                    for await _ in source.updates() { trigger.yield() }
-                }
-            }
             let ticks = ticks
             group.addTask {
-                // Time alone: wait until the next such change, then read everything again. The
-                // moment is read again after each wake (a run may have moved it; the wall clock
-                // may have stepped).
-                while !Task.isCancelled {
-                    let next = await manager.nextTimedChange()
-                    let seconds = max(1, (next.milliseconds - manager.clock.now().milliseconds + 999) / 1000)
-                    try? await ticks.sleep(for: .seconds(seconds))
-                    trigger.yield()
-                }
+                await manager.followChanges(radioStatus: radioStatus, gate: gate, ticks: ticks) { trigger.yield() }
             }
             group.addTask {
                 var published = initial

@@ -11,7 +11,7 @@ package import Storage
 /// The detection worker: the Linux stand-in for BGTaskScheduler and `detectExposures`.
 ///
 /// A run: budget → index of pending files → download → verify → parse → match → windows → scores →
-/// persisted results → observer, journal line and hook. Runs never overlap; each has a deadline (the
+/// persisted results → observer and journal line (the exposure hook follows `changes`, Daemon/Hook). Runs never overlap; each has a deadline (the
 /// BGTask expiration handler) after which it is cancelled and its error recorded. A failed run gives
 /// its budget back and marks no file processed, so the next run downloads them again.
 package actor DetectionWorker {
@@ -44,7 +44,6 @@ package actor DetectionWorker {
     /// Where the timer's jitter is drawn.
     private let random: any RandomBytesSource
     private let observer: (any DetectionObserver)?
-    private let hook: DetectionHook?
     private let settings: Settings
     private let logger: Logger
     private let budget: DetectionBudget
@@ -63,7 +62,7 @@ package actor DetectionWorker {
         dataDirectory: DataDirectory, downloader: KeyFileDownloader, policy: SignaturePolicy, defaultConfiguration: ExposureConfiguration,
         clock: any WallClock, timerClock: any Clock<Duration> = ContinuousClock(), deadlineClock: any Clock<Duration> = ContinuousClock(),
         random: any RandomBytesSource = SystemRandom(), observer: (any DetectionObserver)? = nil,
-        hook: DetectionHook? = nil, settings: Settings = Settings(), configurationURL: String? = nil,
+        settings: Settings = Settings(), configurationURL: String? = nil,
         logger: Logger = Logger(label: "gaend.detection")
     ) {
         self.dataDirectory = dataDirectory
@@ -79,7 +78,6 @@ package actor DetectionWorker {
         self.deadlineClock = deadlineClock
         self.random = random
         self.observer = observer
-        self.hook = hook
         self.settings = settings
         self.logger = logger
         budget = DetectionBudget(dataDirectory: dataDirectory)
@@ -369,9 +367,5 @@ package actor DetectionWorker {
                 ])
         }
         await observer?.detectionFinished(outcome)
-        if let hook {
-            let status = await hook.run(for: outcome)
-            if status != 0 { logger.warning("detection hook failed", metadata: ["command": "\(hook.command)", "status": "\(String(describing: status))"]) }
-        }
     }
 }
