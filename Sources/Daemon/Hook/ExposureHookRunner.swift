@@ -106,9 +106,9 @@ package actor ExposureHookRunner {
             logger.warning("exposure hook could not be started", metadata: ["program": "\(settings.program)", "error": "\(error)"])
             return .notStarted("\(error)")
         }
-        // Our copies of the child's ends go, so that its exit ends the output.
-        try? process.standardInput.map { try ($0 as? FileHandle)?.close() }
-        try? childOutput.close()
+        // The child's ends stay with `process` (its FileHandles close them when it goes): closing
+        // them here would race Foundation over who owns the descriptor. The reader therefore
+        // ends when told the program exited, not at an end of file.
         // The answer, whole: a few hundred bytes, far under the socket's buffer; MSG_NOSIGNAL if
         // the program exits without reading.
         _ = run.json.withUnsafeBytes { raw in Result { () throws(Errno) in try SystemCall.writeAll(input.ours, raw) } }
