@@ -108,6 +108,11 @@ package actor Scanner {
             windowsWritten += 1
         } else if let untrusted {
             try await untrusted.held.hold(window: record, aggregates: aggregates)
+            // Trusted while the window was open: it (and anything still held) is filed now, not
+            // left for the next change of trust.
+            if clock.distrust == nil {
+                try await untrusted.held.release(adding: clock.now().milliseconds - untrusted.bootMilliseconds(), into: log)
+            }
         } else {
             windowsDropped += 1
             logger.debug("a window heard on an untrusted clock is not kept", metadata: ["aggregates": "\(aggregates.count)"])

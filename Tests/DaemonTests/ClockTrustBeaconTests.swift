@@ -83,11 +83,35 @@ import Testing
         let service = taskOnOwnThreads { try await clockService.run() }
         defer { service.cancel() }
         #expect(parts.board.stepped().trusted)
-        await until { await parts.held.count == (0, 0) }
+        await until { await parts.held.count == (0, 0) && (try? LogFixtureReader(data: parts.data).aggregates().isEmpty) == false }
         let records = try LogFixtureReader(data: parts.data).aggregates()
         // Heard 1 s after the test's start, by the true clock.
         #expect(records.map(\.firstSeen) == [Self.truth.adding(seconds: 1)])
         #expect(records.first?.rpi == payload.rpi)
+    }
+
+    @Test func aWindowOpenWhenTrustIsGainedIsFiledWhenItEnds() async throws {
+        let parts = try parts(wall: Self.truth.adding(seconds: -7200 - 60), policy: .system, synchronized: false)
+        let radio = FakeRadio()
+        let readings = parts.readings
+        // The key server's Date says 2 h 1 min behind: untrusted.
+        parts.board.witnessed(server: Self.truth)
+        let session = try BeaconSession(
+            radio: radio, keys: parts.keys, log: parts.log, clock: parts.board, monotonic: parts.monotonic, settings: parts.settings,
+            untrusted: UntrustedWindows(held: parts.held, bootMilliseconds: { readings.boot() }), logger: quiet)
+        let running = taskOnOwnThreads { try await session.run() }
+        defer { running.cancel() }
+        await until { radio.scanning && parts.monotonic.waiting == 1 }
+        parts.pass(seconds: 1)
+        let payload = ExposureNotificationPayload(rpi: RollingProximityIdentifier(Bytes16(words: (9, 9))), aem: AssociatedEncryptedMetadata((1, 2, 3, 4)))
+        await session.scanner.handle(.sighting(Sighting(payload: payload, rssi: -60, address: BluetoothAddress(littleEndian: [1, 2, 3, 4, 5, 0xC6]))))
+        // Mid-window the clock is set right and a later answer agrees; no clock service runs.
+        parts.readings.step(milliseconds: 7_260_000)
+        parts.board.witnessed(server: parts.readings.wall())
+        #expect(parts.board.verdict.trusted)
+        parts.pass(seconds: 3)
+        await until { await parts.held.count == (0, 0) && (try? LogFixtureReader(data: parts.data).aggregates().count) == 1 }
+        #expect(try LogFixtureReader(data: parts.data).aggregates().map(\.firstSeen) == [Self.truth.adding(seconds: 1)])
     }
 
     @Test func aStepForwardAndBackMovesTheAdvertiserAtOnceAndTrustGainedStartsIt() async throws {

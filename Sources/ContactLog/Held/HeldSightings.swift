@@ -109,16 +109,28 @@ package actor HeldSightings {
     /// - Returns: the windows and aggregates filed.
     package func release(adding offset: Int64, into log: ContactLogWriter) async throws(ContactLogError) -> (windows: Int, aggregates: Int) {
         guard !entries.isEmpty else { return (0, 0) }
+        // Taken before the first await: a second release while this one waits on the log (the
+        // clock service and a scanner's window at the same moment) finds nothing to file twice.
+        let batch = entries
+        entries = []
+        var filed = 0
         var aggregates = 0
-        for entry in entries.map({ $0.shifted(by: offset) }) {
-            aggregates += try await log.append(window: entry.window, aggregates: entry.aggregates)
+        do {
+            for entry in batch {
+                let moved = entry.shifted(by: offset)
+                aggregates += try await log.append(window: moved.window, aggregates: moved.aggregates)
+                filed += 1
+            }
+            try await log.sync()
+        } catch {
+            // What was not filed stays held, before what came meanwhile.
+            entries = Array(batch[filed...]) + entries
+            throw error
         }
-        try await log.sync()
-        let windows = entries.count
-        try clear()
-        logger.notice(
-            "held sightings re-timed into the contact log", metadata: ["windows": "\(windows)", "aggregates": "\(aggregates)", "offset.ms": "\(offset)"])
-        return (windows, aggregates)
+        // The file keeps only what was held meanwhile.
+        try rewrite()
+        logger.notice("held sightings re-timed into the contact log", metadata: ["windows": "\(batch.count)", "aggregates": "\(aggregates)", "offset.ms": "\(offset)"])
+        return (batch.count, aggregates)
     }
 
     /// Forgets every held window and deletes the file.
