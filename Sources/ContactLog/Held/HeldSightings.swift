@@ -129,7 +129,8 @@ package actor HeldSightings {
         }
         // The file keeps only what was held meanwhile.
         try rewrite()
-        logger.notice("held sightings re-timed into the contact log", metadata: ["windows": "\(batch.count)", "aggregates": "\(aggregates)", "offset.ms": "\(offset)"])
+        logger.notice(
+            "held sightings re-timed into the contact log", metadata: ["windows": "\(batch.count)", "aggregates": "\(aggregates)", "offset.ms": "\(offset)"])
         return (batch.count, aggregates)
     }
 
