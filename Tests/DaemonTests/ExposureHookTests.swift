@@ -34,10 +34,7 @@ import Testing
     }
 
     static func script(_ directory: TemporaryDirectory, _ name: String, _ body: String) throws -> String {
-        let path = directory.path + "/" + name
-        try Data("#!/bin/sh\n\(body)\n".utf8).write(to: URL(fileURLWithPath: path))
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: path)
-        return path
+        try directory.writeScript(name, body)
     }
 
     @Test func theProgramGetsOnlyItsVariablesAndTheAnswerOnStandardInput() async throws {

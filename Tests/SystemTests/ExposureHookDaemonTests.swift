@@ -13,11 +13,6 @@ import Testing
 /// refused by name when it is not an executable file.
 @Suite(.ownThreads, .timeLimit(.minutes(3)))
 struct ExposureHookDaemonTests {
-    static func script(_ path: String, _ body: String) throws {
-        try Data("#!/bin/sh\n\(body)\n".utf8).write(to: URL(fileURLWithPath: path))
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: path)
-    }
-
     static func lines(_ path: String) -> [String] {
         ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
     }
@@ -39,9 +34,8 @@ struct ExposureHookDaemonTests {
         let (day, arguments, planted) = try await Self.planted(directory, daysAgo: 2, seed: 0x1112_1314_1516_1718)
         defer { withExtendedLifetime(planted) {} }
         let runs = directory.path + "/runs"
-        let hook = directory.path + "/hook"
-        try Self.script(
-            hook,
+        let hook = try directory.writeScript(
+            "hook",
             "echo \"$GAEND_EVENT $GAEND_NEW_DAYS|$GAEND_EXPOSURE_DAYS\" >> '\(runs)'\nenv > '\(runs).env'\ncat > '\(runs).json'\necho \"told: $GAEND_EVENT\"")
         let harness = try ManagerHarness(directory: directory, arguments + ["--exposure-hook", hook])
         #expect(try harness.ctl(["detect"]).status == 0)
@@ -74,8 +68,7 @@ struct ExposureHookDaemonTests {
         let directory = try TemporaryDirectory()
         let (day, arguments, planted) = try await Self.planted(directory, daysAgo: 3, seed: 0x2122_2324_2526_2728)
         defer { withExtendedLifetime(planted) {} }
-        let hook = directory.path + "/hook"
-        try Self.script(hook, "exec /bin/sleep 600")
+        let hook = try directory.writeScript("hook", "exec /bin/sleep 600")
         let harness = try ManagerHarness(directory: directory, arguments + ["--exposure-hook", hook, "--exposure-hook-timeout", "1"])
         let detected = try harness.ctl(["detect"])
         #expect(detected.status == 0)
@@ -98,8 +91,7 @@ struct ExposureHookDaemonTests {
         #expect(relative.standardError.contains("exposure-hook"), "\(relative.standardError)")
 
         // At a reload: a warning, and the running gaend goes on.
-        let good = directory.path + "/good"
-        try ExposureHookDaemonTests.script(good, "exit 0")
+        let good = try directory.writeScript("good", "exit 0")
         let configuration = directory.path + "/gaend.conf"
         try "exposure-hook = \(good)\n".write(toFile: configuration, atomically: true, encoding: .utf8)
         let harness = try ManagerHarness(directory: directory, ["--config", configuration, "--radio", "none"])
