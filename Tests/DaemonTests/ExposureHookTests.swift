@@ -41,7 +41,8 @@ import Testing
         let directory = try TemporaryDirectory()
         let report = directory.path + "/report"
         let program = try Self.script(directory, "hook", "env | sort > '\(report).env'\ncat > '\(report).json'\necho told the owner\necho second line")
-        let runner = ExposureHookRunner(settings: HookSettings(program: program, timeout: .seconds(30)), logger: quiet)
+        // The limit on a clock that never moves: under a sanitizer's load a quick program took seconds.
+        let runner = ExposureHookRunner(settings: HookSettings(program: program, timeout: .seconds(30)), monotonic: TestClock(), logger: quiet)
         let answer = ExposureAnswer(days: [Self.day], lastExposure: Self.day.start.adding(seconds: 9 * 3600))
         await runner.submit(ExposureHookService.run(event: .exposed, answer: answer, newDays: [Self.day], now: Self.day.start.adding(seconds: 86_400)))
         await until { await runner.finished == 1 }
@@ -91,7 +92,8 @@ import Testing
 
     @Test func aProgramThatCannotRunIsSaidAndTheNextStillRuns() async throws {
         let directory = try TemporaryDirectory()
-        let runner = ExposureHookRunner(settings: HookSettings(program: directory.path + "/missing", timeout: .seconds(5)), logger: quiet)
+        let runner = ExposureHookRunner(
+            settings: HookSettings(program: directory.path + "/missing", timeout: .seconds(5)), monotonic: TestClock(), logger: quiet)
         await runner.submit(ExposureHookService.run(event: .cleared, answer: ExposureAnswer(), newDays: [], now: Self.day.start))
         await until { await runner.finished == 1 }
         guard case .notStarted = await runner.lastOutcome else {
