@@ -32,6 +32,12 @@ import Testing
         let directory: TemporaryDirectory
         let data: DataDirectory
 
+        /// Where windows heard on the untrusted clock go: the held sightings, on the test's boot clock.
+        var untrusted: UntrustedWindows {
+            let readings = readings
+            return UntrustedWindows(held: held, bootMilliseconds: { readings.boot() })
+        }
+
         /// Real time passes: the wall clock, the boot clock and the monotonic clock together.
         func pass(seconds: Int64) {
             readings.advance(milliseconds: seconds * 1000)
@@ -55,20 +61,31 @@ import Testing
             directory: directory, data: data)
     }
 
+    /// A beacon session on `radio` with these parts, running in a task of its own, once it scans.
+    func running(_ parts: Parts, on radio: FakeRadio) async throws -> (BeaconSession, Task<Void, any Error>) {
+        let session = try BeaconSession(
+            radio: radio, keys: parts.keys, log: parts.log, clock: parts.board, monotonic: parts.monotonic, settings: parts.settings,
+            untrusted: parts.untrusted, logger: quiet)
+        let running = taskOnOwnThreads { try await session.run() }
+        await until { radio.scanning && parts.monotonic.waiting == 1 }
+        return (session, running)
+    }
+
+    /// One report of `rpi` to the session's scanner; its payload.
+    func hear(_ rpi: UInt64, _ session: BeaconSession) async -> ExposureNotificationPayload {
+        let payload = ExposureNotificationPayload(rpi: RollingProximityIdentifier(Bytes16(words: (rpi, rpi))), aem: AssociatedEncryptedMetadata((1, 2, 3, 4)))
+        await session.scanner.handle(.sighting(Sighting(payload: payload, rssi: -60, address: BluetoothAddress(littleEndian: [1, 2, 3, 4, 5, 0xC6]))))
+        return payload
+    }
+
     @Test func sightingsHeardUntrustedAreReTimedExactlyOnceTheClockIsTrusted() async throws {
         // Booted offline with the clock a day behind and no time daemon yet.
         let parts = try parts(wall: Self.truth.adding(seconds: -86_400), policy: .synchronized, synchronized: false)
         let radio = FakeRadio()
-        let readings = parts.readings
-        let session = try BeaconSession(
-            radio: radio, keys: parts.keys, log: parts.log, clock: parts.board, monotonic: parts.monotonic, settings: parts.settings,
-            untrusted: UntrustedWindows(held: parts.held, bootMilliseconds: { readings.boot() }), logger: quiet)
-        let running = taskOnOwnThreads { try await session.run() }
+        let (session, running) = try await running(parts, on: radio)
         defer { running.cancel() }
-        await until { radio.scanning && parts.monotonic.waiting == 1 }
         parts.pass(seconds: 1)
-        let payload = ExposureNotificationPayload(rpi: RollingProximityIdentifier(Bytes16(words: (7, 7))), aem: AssociatedEncryptedMetadata((1, 2, 3, 4)))
-        await session.scanner.handle(.sighting(Sighting(payload: payload, rssi: -60, address: BluetoothAddress(littleEndian: [1, 2, 3, 4, 5, 0xC6]))))
+        let payload = await hear(7, session)
         parts.pass(seconds: 3)
         await until { await parts.held.count == (1, 1) }
         #expect(radio.advertised.isEmpty, "nothing is broadcast on an untrusted clock")
@@ -92,19 +109,12 @@ import Testing
 
     @Test func aWindowOpenWhenTrustIsGainedIsFiledWhenItEnds() async throws {
         let parts = try parts(wall: Self.truth.adding(seconds: -7200 - 60), policy: .system, synchronized: false)
-        let radio = FakeRadio()
-        let readings = parts.readings
         // The key server's Date says 2 h 1 min behind: untrusted.
         parts.board.witnessed(server: Self.truth)
-        let session = try BeaconSession(
-            radio: radio, keys: parts.keys, log: parts.log, clock: parts.board, monotonic: parts.monotonic, settings: parts.settings,
-            untrusted: UntrustedWindows(held: parts.held, bootMilliseconds: { readings.boot() }), logger: quiet)
-        let running = taskOnOwnThreads { try await session.run() }
+        let (session, running) = try await running(parts, on: FakeRadio())
         defer { running.cancel() }
-        await until { radio.scanning && parts.monotonic.waiting == 1 }
         parts.pass(seconds: 1)
-        let payload = ExposureNotificationPayload(rpi: RollingProximityIdentifier(Bytes16(words: (9, 9))), aem: AssociatedEncryptedMetadata((1, 2, 3, 4)))
-        await session.scanner.handle(.sighting(Sighting(payload: payload, rssi: -60, address: BluetoothAddress(littleEndian: [1, 2, 3, 4, 5, 0xC6]))))
+        _ = await hear(9, session)
         // Mid-window the clock is set right and a later answer agrees; no clock service runs.
         parts.readings.step(milliseconds: 7_260_000)
         parts.board.witnessed(server: parts.readings.wall())
@@ -119,10 +129,9 @@ import Testing
         let gate = EnablementGate(enabled: true)
         let status = RadioStatusBoard(logger: quiet)
         let onAir = OnAirBoard()
-        let readings = parts.readings
         let beacon = BeaconContext(
             settings: parts.settings, keys: parts.keys, log: parts.log, clock: parts.board, gate: gate, status: status, onAir: onAir,
-            untrusted: UntrustedWindows(held: parts.held, bootMilliseconds: { readings.boot() }), clockShifts: parts.board.shifts, logger: quiet,
+            untrusted: parts.untrusted, clockShifts: parts.board.shifts, logger: quiet,
             monotonic: parts.monotonic)
         let controllers = RadioServiceTests.Controllers(script: ScriptedController.standard)
         let service = RadioService(
