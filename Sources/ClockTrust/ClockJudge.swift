@@ -60,17 +60,8 @@ package struct ClockJudge: Sendable {
         if policy == .synchronized && !kernelSynchronized {
             distrust = Self.notSynchronized
         } else if abs(offset) > Self.toleranceMilliseconds {
-            distrust = "the clock is \(Self.spoken(abs(offset))) \(offset > 0 ? "behind" : "ahead of") the key server"
+            distrust = "the clock is \(SpokenDuration.of(milliseconds: abs(offset))) \(offset > 0 ? "behind" : "ahead of") the key server"
         }
         return ClockVerdict(distrust: distrust, offsetMilliseconds: offset, witnesses: witnesses)
-    }
-
-    /// `3 h 12 min`, `400 d 2 h`, `45 min`: the two largest units.
-    package static func spoken(_ milliseconds: Int64) -> String {
-        let minutes = milliseconds / 60_000
-        let (days, hours, rest) = (minutes / 1440, minutes % 1440 / 60, minutes % 60)
-        if days > 0 { return "\(days) d \(hours) h" }
-        if hours > 0 { return "\(hours) h \(rest) min" }
-        return "\(rest) min"
     }
 }

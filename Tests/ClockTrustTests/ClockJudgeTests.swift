@@ -48,9 +48,11 @@ struct ClockJudgeTests {
     }
 
     @Test func spokenDurations() {
-        #expect(ClockJudge.spoken(45 * 60_000 + 59_999) == "45 min")
-        #expect(ClockJudge.spoken(3 * 3_600_000) == "3 h 0 min")
-        #expect(ClockJudge.spoken(26 * 3_600_000) == "1 d 2 h")
+        #expect(SpokenDuration.of(milliseconds: 45 * 60_000 + 59_999) == "45 min")
+        #expect(SpokenDuration.of(milliseconds: 3 * 3_600_000) == "3 h 0 min")
+        #expect(SpokenDuration.of(milliseconds: 26 * 3_600_000) == "1 d 2 h")
+        #expect(SpokenDuration.of(milliseconds: 850) == "850 ms")
+        #expect(SpokenDuration.of(milliseconds: 119_999) == "119 s")
     }
 }
 

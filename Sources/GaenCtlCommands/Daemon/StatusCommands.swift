@@ -40,16 +40,6 @@ struct StatusCommand: AsyncParsableCommand {
         }
     }
 
-    /// `850 ms`, `12 s`, `3 h 12 min`, `400 d 2 h`.
-    static func spoken(milliseconds: Int64) -> String {
-        if milliseconds < 1000 { return "\(milliseconds) ms" }
-        if milliseconds < 120_000 { return "\(milliseconds / 1000) s" }
-        let minutes = milliseconds / 60_000
-        if minutes >= 1440 { return "\(minutes / 1440) d \(minutes % 1440 / 60) h" }
-        if minutes >= 60 { return "\(minutes / 60) h \(minutes % 60) min" }
-        return "\(minutes) min"
-    }
-
     static let advertisingDetails: Set<Manager1.Property> = [.advertisingSince, .address, .rpiInterval, .nextRotation]
 
     /// A property's value as a person reads it; `others` are the rest of the properties, for the
@@ -59,7 +49,7 @@ struct StatusCommand: AsyncParsableCommand {
         case .boolean(let flag) where property == .clockTrusted:
             // One line for the clock: trusted or not, and how far from the key server's Date.
             if case .int64(let offset) = others[Manager1.Property.clockOffset.rawValue], offset != 0 {
-                "\(flag ? "yes" : "no") (\(Self.spoken(milliseconds: abs(offset))) \(offset > 0 ? "behind" : "ahead of") the key server)"
+                "\(flag ? "yes" : "no") (\(SpokenDuration.of(milliseconds: abs(offset))) \(offset > 0 ? "behind" : "ahead of") the key server)"
             } else {
                 flag ? "yes" : "no"
             }
