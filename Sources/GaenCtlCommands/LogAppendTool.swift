@@ -3,6 +3,7 @@
 import ArgumentParser
 import ContactLog
 import ENCore
+import ENCrypto
 import Storage
 import SystemCalls
 
@@ -15,7 +16,10 @@ struct LogAppendTool: AsyncParsableCommand {
         abstract: "Append synthetic aggregates through the real writer (for tests and benchmarks).",
         discussion: """
             Windows of --per-window aggregates are spread evenly over the last --days UTC days (today \
-            by the system clock). The same --seed always gives the same records.
+            by the system clock). The same --seed always gives the same records. With --tek every \
+            window holds one sighting of that key instead (its RPI for the window's interval, its AEM \
+            saying 0 dBm, heard at -55 dBm): a key file holding the key then makes an exposure, to \
+            rehearse a detection where no radio reports an RSSI.
             """)
 
     @OptionGroup var options: LogToolOptions
@@ -29,8 +33,11 @@ struct LogAppendTool: AsyncParsableCommand {
     @Option(help: "Distinct RPIs to draw from.")
     var distinctRpis = 100_000
 
-    @Option(help: "Aggregates per scan window.")
-    var perWindow = 1000
+    @Option(help: "Aggregates per scan window (default 1000; 1 with --tek).")
+    var perWindow: Int?
+
+    @Option(help: "Sightings of this Temporary Exposure Key (32 hex digits) instead of random RPIs.")
+    var tek: String?
 
     @Option(help: "The last UTC day of the data, YYYY-MM-DD (default: today by the system clock).")
     var lastDay: String?
@@ -42,6 +49,11 @@ struct LogAppendTool: AsyncParsableCommand {
     var syncEvery = 1
 
     func run() async throws {
+        let key = try tek.map { try ArgumentParsing.bytes16($0, argument: "--tek") }
+        if key != nil, let perWindow, perWindow != 1 {
+            throw UsageError("--per-window", "\(perWindow): with --tek each window holds one sighting")
+        }
+        let perWindow = self.perWindow ?? (key == nil ? 1000 : 1)
         guard aggregates > 0 else { throw UsageError("--aggregates", "\(aggregates) must be positive") }
         guard (1...14).contains(days) else { throw UsageError("--days", "\(days) is outside 1...14") }
         guard perWindow > 0 else { throw UsageError("--per-window", "\(perWindow) must be positive") }
@@ -64,11 +76,12 @@ struct LogAppendTool: AsyncParsableCommand {
         let synthetic = SyntheticContacts(
             seed: seed, distinctRPIs: distinctRpis, aggregatesPerWindow: perWindow, days: days,
             lastDay: lastDay, totalAggregates: aggregates)
+        let sightings = try key.map { try KeySightings(tek: $0) }
         var reported = 0
         do {
             for index in 0..<synthetic.windowCount {
                 let (window, records) = synthetic.window(index)
-                try await writer.append(window: window, aggregates: records)
+                try await writer.append(window: window, aggregates: sightings.map { $0.replacing(records) } ?? records)
                 let synced = await writer.syncedAggregates
                 if synced != reported {
                     reported = synced
@@ -83,5 +96,33 @@ struct LogAppendTool: AsyncParsableCommand {
         if total != reported { GaenCtl.writeLineNow("synced \(total)") }
         let refused = await writer.refusedRecords
         if refused > 0 { GaenCtl.writeError("gaenctl: \(refused) records refused") }
+    }
+}
+
+/// `--tek`: a window's synthetic aggregates become one sighting of a known key, as a phone
+/// advertising it at 0 dBm would be heard at −55 dBm (55 dB of attenuation, the "near" side of
+/// every published threshold set).
+private struct KeySightings {
+    let crypto: ExposureKeyCrypto
+    let rpik: RollingProximityIdentifierKey
+    let aemk: AssociatedEncryptedMetadataKey
+
+    init(tek: Bytes16) throws(OperationError) {
+        do {
+            crypto = try ExposureKeyCrypto()
+        } catch {
+            throw OperationError("\(error)")
+        }
+        (rpik, aemk) = crypto.keys(for: tek)
+    }
+
+    func replacing(_ records: [ContactAggregate]) -> [ContactAggregate] {
+        guard var sighting = records.first, let interval = ENIntervalNumber(containing: sighting.firstSeen) else { return records }
+        sighting.rpi = crypto.rpi(rpik: rpik, interval: interval)
+        sighting.aem = crypto.aem(for: .version1_1(txPower: 0, calibrationConfidence: .low), aemk: aemk, rpi: sighting.rpi)
+        sighting.reports = 1
+        sighting.rssi = RSSISummary()
+        sighting.rssi.add(-55)
+        return [sighting]
     }
 }

@@ -75,6 +75,23 @@ import Testing
         #expect(Self.attribute(led, "trigger") == "mmc0", "the trigger found at start is put back")
     }
 
+    /// A retry after udev was slow must not select the running trigger again: the kernel would stop
+    /// it and make root's delay files anew (found in the VM stage, where no retry ever succeeded).
+    @Test func aRunningTriggerIsNotSelectedAgain() throws {
+        let directory = try TemporaryDirectory()
+        let led = directory.path + "/leds/ACT"
+        try FileManager.default.createDirectory(atPath: led, withIntermediateDirectories: true)
+        for (name, value) in [("trigger", "none [timer] heartbeat\n"), ("brightness", "1\n"), ("delay_on", "500\n"), ("delay_off", "500\n")] {
+            try value.write(toFile: led + "/" + name, atomically: false, encoding: .utf8)
+        }
+        let sysfs = SysfsLED(name: "ACT", root: directory.path + "/leds", logger: quiet)
+        #expect(sysfs.apply(IndicatorPattern.exposed.setting))
+        #expect(Self.attribute(led, "trigger") == "none [timer] heartbeat", "the running trigger is left running")
+        #expect(Self.attribute(led, "delay_on") == "100" && Self.attribute(led, "delay_off") == "100")
+        #expect(sysfs.apply(IndicatorPattern.off.setting))
+        #expect(Self.attribute(led, "trigger") == "none" && Self.attribute(led, "brightness") == "0")
+    }
+
     @Test func aMissingLEDIsAWarningOnceAndNothingElse() async throws {
         let directory = try TemporaryDirectory()
         let led = SysfsLED(name: "absent", root: directory.path, logger: quiet)

@@ -121,6 +121,11 @@ import SystemCalls
         (["tools", "log", "append", "--data-dir", "/tmp/x", "--aggregates", "5", "--days", "15"], 2, "--days: 15 is outside 1...14"),
         (["tools", "log", "append", "--data-dir", "/tmp/x", "--aggregates", "5", "--distinct-rpis", "10"], 2, "--distinct-rpis: 10 is fewer"),
         (["tools", "log", "append", "--data-dir", "/tmp/x", "--aggregates", "5", "--last-day", "soon"], 2, "--last-day: 'soon'"),
+        (["tools", "log", "append", "--data-dir", "/tmp/x", "--aggregates", "5", "--tek", "00ff"], 2, "--tek"),
+        (
+            ["tools", "log", "append", "--data-dir", "/tmp/x", "--aggregates", "5", "--tek", String(repeating: "ab", count: 16), "--per-window", "3"], 2,
+            "--per-window: 3: with --tek each window holds one sighting"
+        ),
     ]
 
     @Test(arguments: badInputs)

@@ -45,25 +45,14 @@ import SystemCalls
             }
         }
         // The key, and a stranger's, in a file signed by a key made with openssl.
-        let signing = directory.path + "/signing.pem"
-        let publicKey = directory.path + "/public.pem"
-        #expect(
-            try KeyFileToolTests.shell(
-                "openssl ecparam -name prime256v1 -genkey -noout -out '\(signing)' && openssl ec -in '\(signing)' -pubout -out '\(publicKey)' 2>/dev/null") == 0
-        )
-        let keys = directory.path + "/keys.json"
         let ourKey = Data(tek.bytes).base64EncodedString()
-        try Data(
+        let keys = directory.path + "/keys.json"
+        let (file, publicKey) = try Self.signedExport(
+            directory,
             """
             [{"key": "\(ourKey)", "rollingStartNumber": \(start.rawValue), "transmissionRisk": 4, "reportType": 1, "daysSinceOnsetOfSymptoms": 0},
              {"key": "AAAAAAAAAAAAAAAAAAAAAA==", "rollingStartNumber": \(start.rawValue), "reportType": 1}]
-            """.utf8
-        ).write(to: URL(fileURLWithPath: keys))
-        let file = directory.path + "/export.zip"
-        let export = try ToolRunner.run(
-            "gaenctl",
-            ["tools", "export", "--keys", keys, "--private-key", signing, "--key-id", "310", "--key-version", "v1", "--region", "US", "--out", file])
-        #expect(export.status == 0, "\(export.standardError)")
+            """)
 
         let config = directory.path + "/config.json"
         try Data(
@@ -104,6 +93,61 @@ import SystemCalls
         let badConfig = try ToolRunner.run("gaenctl", ["tools", "match", "--data-dir", data.path, "--config", keys, file])
         #expect(badConfig.status == 2)
         #expect(badConfig.standardError.contains("--config"))
+    }
+}
+
+extension MatchToolTests {
+    /// `keys` (the publish API's JSON) in a file written by `gaenctl tools export`, signed by a key
+    /// made with openssl as key id 310 version v1: the file's path and the public PEM's.
+    static func signedExport(_ directory: TemporaryDirectory, _ keys: String) throws -> (file: String, publicKey: String) {
+        let signing = directory.path + "/signing.pem"
+        let publicKey = directory.path + "/public.pem"
+        #expect(
+            try KeyFileToolTests.shell(
+                "openssl ecparam -name prime256v1 -genkey -noout -out '\(signing)' && openssl ec -in '\(signing)' -pubout -out '\(publicKey)' 2>/dev/null") == 0
+        )
+        let json = directory.path + "/keys.json"
+        try Data(keys.utf8).write(to: URL(fileURLWithPath: json))
+        let file = directory.path + "/export.zip"
+        let export = try ToolRunner.run(
+            "gaenctl",
+            ["tools", "export", "--keys", json, "--private-key", signing, "--key-id", "310", "--key-version", "v1", "--region", "US", "--out", file])
+        #expect(export.status == 0, "\(export.standardError)")
+        return (file, publicKey)
+    }
+}
+
+/// `gaenctl tools log append --tek`: a known key's sightings planted through the real writer (the VM
+/// stage's way to an exposure, btvirt reporting no RSSI) are what `tools match` finds for that key.
+@Suite(.ownThreads) struct PlantedKeyToolTests {
+    @Test func theAppendToolPlantsSightingsOfTheKey() throws {
+        let directory = try TemporaryDirectory()
+        let data = directory.path + "/gaend"
+        let tek = String(repeating: "5a", count: 16)
+        let day = UTCDay(containing: SystemWallClock().now()).advanced(by: -3)
+        let append = try ToolRunner.run(
+            "gaenctl", ["tools", "log", "append", "--data-dir", data, "--aggregates", "6", "--tek", tek, "--last-day", "\(day)"])
+        #expect(append.status == 0, "\(append.standardError)")
+        let key = Data(repeating: 0x5a, count: 16).base64EncodedString()
+        let (file, publicKey) = try MatchToolTests.signedExport(
+            directory, #"[{"key": "\#(key)", "rollingStartNumber": \#(try #require(day.firstInterval).rawValue), "reportType": 1}]"#)
+        let config = directory.path + "/config.json"
+        try Data(
+            #"{"attenuationDurationThresholds": [50, 60, 70], "immediateDurationWeight": 100, "nearDurationWeight": 100, "mediumDurationWeight": 100, "otherDurationWeight": 0, "infectiousnessForDaysSinceOnsetOfSymptoms": {"0": 1}, "infectiousnessWhenDaysSinceOnsetMissing": 1, "reportTypeConfirmedTestWeight": 100}"#
+                .utf8
+        ).write(to: URL(fileURLWithPath: config))
+        let run = try ToolRunner.run(
+            "gaenctl",
+            ["tools", "match", "--data-dir", data, "--config", config, file, "--public-key", publicKey, "--key-id", "310", "--key-version", "v1", "--json"])
+        #expect(run.status == 0, "\(run.standardError)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any])
+        #expect((object["statistics"] as? [String: Any])?["matched_keys"] as? Int == 1)
+        let windows = try #require(object["windows"] as? [[String: Any]])
+        let instances = windows.flatMap { $0["scan_instances"] as? [[String: Any]] ?? [] }
+        // Six windows, 4 h apart, over the day; each sighting at -55 dBm of an AEM saying 0 dBm.
+        #expect(instances.count == 6)
+        #expect(instances.allSatisfy { $0["typical_attenuation"] as? Int == 55 })
+        #expect(windows.allSatisfy { $0["day"] as? String == day.description })
     }
 }
 

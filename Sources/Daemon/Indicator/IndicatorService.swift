@@ -44,9 +44,10 @@ package struct IndicatorService: Service {
                     guard pattern != shown else { continue }
                     shown = pattern
                     // The timer's attributes are given to group gaend by udev a moment after the
-                    // trigger made them: tried again five times, 200 ms apart, then said.
+                    // trigger made them (on a busy board, seconds): tried again every 200 ms for
+                    // 6 s, then said.
                     var tries = 0
-                    while !led.apply(pattern.setting, quietly: tries < 5), tries < 5 {
+                    while !led.apply(pattern.setting, quietly: tries < Self.retries), tries < Self.retries {
                         tries += 1
                         guard (try? await ticks.sleep(for: .milliseconds(200))) != nil else { break }
                     }
@@ -57,6 +58,8 @@ package struct IndicatorService: Service {
         }
         led.restore()
     }
+
+    static let retries = 30
 
     static func pattern(_ manager: Manager) async -> IndicatorPattern {
         let properties = await manager.properties()

@@ -43,9 +43,13 @@ package final class SysfsLED: @unchecked Sendable {
     /// Returns false when the trigger took but a value did not: the kernel has just made the
     /// timer's files, root's until udev gives them to group gaend (60-gaend-indicator-led.rules),
     /// so the caller tries the values again shortly; `quietly` keeps that first refusal unsaid.
+    /// A trigger already running is not written again: the kernel would stop it and make its
+    /// files anew, root's again, and a retry would never find them given to the group.
     @discardableResult
     package func apply(_ setting: LEDSetting, quietly: Bool = false) -> Bool {
-        guard write("trigger", setting.trigger) else { return true }
+        if currentTrigger() != setting.trigger {
+            guard write("trigger", setting.trigger) else { return true }
+        }
         var complete = true
         if let delayOn = setting.delayOn { complete = write("delay_on", "\(delayOn)", quietly: quietly) && complete }
         if let delayOff = setting.delayOff { complete = write("delay_off", "\(delayOff)", quietly: quietly) && complete }
