@@ -67,6 +67,15 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Failed attempts (wrong or expired codes, wrong API keys) a client may make per hour before its requests to those taking a secret get 429.")
     var failedAttemptsPerHour = 30
 
+    @Option(
+        name: .customLong("trusted-proxy"),
+        help: ArgumentHelp(
+            "A reverse proxy's network, CIDR (repeatable; none by default).",
+            discussion:
+                "From these the client is the right-most address of X-Forwarded-For (or Forwarded's for=) that is not a trusted proxy; from anyone else those headers are ignored.",
+            valueName: "cidr"))
+    var trustedProxy: [String] = []
+
     @Option(help: "Connections open at once; past it a new one is answered 503 and closed.")
     var maxConnections = 512
 
@@ -95,6 +104,11 @@ struct Serve: AsyncParsableCommand {
         try checkOption(idleTimeout, in: Self.timeoutRange, "--idle-timeout", unit: "seconds")
         try checkOption(requestTimeout, in: Self.timeoutRange, "--request-timeout", unit: "seconds")
         try checkOption(writeTimeout, in: Self.timeoutRange, "--write-timeout", unit: "seconds")
+        do {
+            _ = try TrustedProxies(parsing: trustedProxy)
+        } catch {
+            throw ValidationError(error.description)
+        }
     }
 
     /// Connections: each costs a descriptor and a task; the soft descriptor limit is 1,024 by default.
@@ -148,7 +162,8 @@ struct Serve: AsyncParsableCommand {
 
         DaemonLogging.bootstrap(threshold: LogThreshold(Logger.Level(rawValue: logLevel.rawValue) ?? .info), environment: ProcessInfo.processInfo.environment)
         let server = BoundedHTTPServer(
-            limits: httpLimits, pool: NoDelaySocketPool(base: SocketPool<ePoll>.ePoll()), accessLog: accessLog ? AccessLog() : nil
+            limits: httpLimits, trustedProxies: try TrustedProxies(parsing: trustedProxy), pool: NoDelaySocketPool(base: SocketPool<ePoll>.ePoll()),
+            accessLog: accessLog ? AccessLog() : nil
         ) { await api.handle($0) }
         let listener = try server.listen(ip4: listen, port: port)
         try await withThrowingTaskGroup(of: Void.self) { group in

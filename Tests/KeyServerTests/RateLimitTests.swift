@@ -129,16 +129,32 @@ import Testing
         #expect(await server.post("/api/verify", #"{"code":"00000001"}"#, from: "192.0.2.7").status == 429)
     }
 
-    /// Wrong API keys are failures too, on the device endpoints and the administrator's.
-    @Test func wrongAPIKeysSpendTheBudgetOfFailures() async throws {
+    /// Wrong API keys are failures too: a wrong administrator key spends the administrator's
+    /// budget, which then refuses even the right key from that client (or guessing would go on),
+    /// and leaves the public budget alone.
+    @Test func wrongAdministratorKeysSpendTheAdministratorsBudget() async throws {
         let server = try Server()
         for _ in 0..<3 {
             #expect(await server.post("/admin/codes", #"{"testType":"confirmed"}"#, key: "guess", from: "198.51.100.1").status == 401)
         }
         #expect(await server.post("/admin/codes", #"{"testType":"confirmed"}"#, key: "admin-key", from: "198.51.100.1").status == 429)
-        #expect(await server.post("/api/certificate", #"{}"#, key: nil, from: "198.51.100.1").status == 429)
+        #expect(await server.post("/api/certificate", #"{}"#, key: nil, from: "198.51.100.1").status == 401)
         // Publishing takes no secret of the client's: it stays open to it.
         #expect(await server.post("/v1/publish", #"{}"#, key: nil, from: "198.51.100.1").status == 400)
+    }
+
+    /// Codes and device keys guessed from an address spend its public budget only: the health
+    /// authority's administrator there still issues codes, and the guesser gets 429.
+    @Test func guessedCodesNeverRefuseTheAdministrator() async throws {
+        let server = try Server()
+        for guess in 0..<300 {
+            _ = await server.post("/api/verify", #"{"code":"\#(String(format: "%08d", guess))"}"#, from: "198.51.100.2")
+        }
+        for _ in 0..<5 { _ = await server.post("/api/verify", #"{"code":"1"}"#, key: "wrong", from: "198.51.100.2") }
+        #expect(await server.post("/api/verify", #"{"code":"12345678"}"#, from: "198.51.100.2").status == 429)
+        let issued = await server.post("/admin/codes", #"{"testType":"confirmed"}"#, key: "admin-key", from: "198.51.100.2")
+        #expect(issued.status == 200, "\(String(decoding: issued.body, as: UTF8.self))")
+        #expect(await server.post("/admin/codes", #"{"testType":"confirmed"}"#, key: "guess", from: "198.51.100.2").status == 401)
     }
 
     /// Each endpoint has its own budget per client; a client with the device key has its own,

@@ -98,7 +98,7 @@ package struct KeyServerAPI: Sendable {
         let now = clock().seconds
         if let refused = limits.admit(request, scope: scope, apiKey: validAPIKey(request, scope: scope), now: now) { return refused }
         let response = await route(request)
-        if response.failedAttempt { limits.recordFailure(of: request, now: now) }
+        if response.failedAttempt { limits.recordFailure(of: request, scope: scope, now: now) }
         return response
     }
 

@@ -7,9 +7,12 @@ import Foundation
 ///
 /// As ENVS pkg/ratelimit/limitware/middleware.go: one budget per endpoint and client, and per API
 /// key when the request holds a valid one (`APIKeyFunc` keys on the realm and the client address);
-/// a refusal is 429 with Retry-After. Beside it, failed attempts (a wrong or expired code, a wrong
-/// API key) have a budget of their own per client, far smaller: with it spent, the client gets 429
-/// on the endpoints that take a secret until it refills, so 1,000 guesses cost hours, not seconds.
+/// a refusal is 429 with Retry-After. Beside it, failed attempts have budgets of their own per
+/// client, far smaller, one per kind of secret: wrong codes, tokens and device keys spend the
+/// public budget, wrong administrator keys the administrator's. With one spent, the client gets
+/// 429 on the endpoints guarded by that kind of secret until it refills, so 1,000 guesses cost
+/// hours, not seconds; and codes guessed from an address never refuse the health authority's
+/// administrator there (ENVS keys its admin limits on the API key, not on codes).
 package final class RequestLimits: Sendable {
     package struct Settings: Sendable, Equatable {
         /// Requests per endpoint and client (ENVS: RATE_LIMIT_TOKENS 120 per RATE_LIMIT_INTERVAL 1m).
@@ -28,37 +31,53 @@ package final class RequestLimits: Sendable {
         case publish = "/v1/publish"
         case adminCodes = "/admin/codes"
 
-        /// Whether the endpoint takes a secret (a code or an API key) that failures guess at.
-        var takesSecret: Bool { self != .publish }
+        /// The kind of secret the endpoint takes, whose failures a guesser spends; nil for none.
+        package var secret: Secret? {
+            switch self {
+            case .verify, .certificate: .public
+            case .adminCodes: .administrator
+            case .publish: nil
+            }
+        }
+    }
+
+    /// The kinds of secret failed attempts are counted by, each with a budget of its own.
+    package enum Secret: String, Sendable, CaseIterable {
+        /// Verification codes, tokens and the device API key: what phones and wearers send.
+        case `public`
+        /// The administrator's API key of /admin/codes.
+        case administrator
     }
 
     package let settings: Settings
     let requests: RateLimiter
-    let failures: RateLimiter
+    let failures: [Secret: RateLimiter]
 
     package init(_ settings: Settings = Settings()) {
         self.settings = settings
         requests = RateLimiter(settings.requests, maximumKeys: settings.maximumClients)
-        failures = RateLimiter(settings.failures, maximumKeys: settings.maximumClients)
+        failures = Dictionary(uniqueKeysWithValues: Secret.allCases.map { ($0, RateLimiter(settings.failures, maximumKeys: settings.maximumClients)) })
     }
 
     /// The refusal for `request` if its client has spent its budget, else nil after taking a token.
     /// `apiKey` names the valid API key the request holds, if any (never the key itself).
     func admit(_ request: KeyServerAPI.Request, scope: Scope, apiKey: String?, now: Int64) -> KeyServerAPI.Response? {
-        let client = request.client.isEmpty ? "unknown" : request.client
-        if scope.takesSecret {
-            let failed = failures.peek(client, now: now)
-            if !failed.allowed { return Self.refusal(failed, limit: settings.failures, reason: "too many failed attempts from this client") }
+        let client = Self.client(request)
+        if let secret = scope.secret, let failed = failures[secret]?.peek(client, now: now), !failed.allowed {
+            return Self.refusal(failed, limit: settings.failures, reason: "too many failed attempts from this client")
         }
         let taken = requests.take("\(scope.rawValue) \(client) \(apiKey ?? "-")", now: now)
         guard taken.allowed else { return Self.refusal(taken, limit: settings.requests, reason: "too many requests to \(scope.rawValue) from this client") }
         return nil
     }
 
-    /// Counts a failed attempt of `request`'s client.
-    func recordFailure(of request: KeyServerAPI.Request, now: Int64) {
-        _ = failures.take(request.client.isEmpty ? "unknown" : request.client, now: now)
+    /// Counts a failed attempt of `request`'s client against the budget of `scope`'s secret.
+    func recordFailure(of request: KeyServerAPI.Request, scope: Scope, now: Int64) {
+        guard let secret = scope.secret else { return }
+        _ = failures[secret]?.take(Self.client(request), now: now)
     }
+
+    static func client(_ request: KeyServerAPI.Request) -> String { request.client.isEmpty ? "unknown" : request.client }
 
     static func refusal(_ decision: RateLimiter.Decision, limit: RateLimit, reason: String) -> KeyServerAPI.Response {
         var response = KeyServerAPI.Response.json(

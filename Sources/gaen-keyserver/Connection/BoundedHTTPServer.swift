@@ -16,14 +16,20 @@ final class BoundedHTTPServer: Sendable {
     typealias Handler = @Sendable (KeyServerAPI.Request) async -> KeyServerAPI.Response
 
     let limits: HTTPLimits
+    /// Whose X-Forwarded-For and Forwarded are believed (`--trusted-proxy`).
+    let trustedProxies: TrustedProxies
     let pool: any AsyncSocketPool
     let handler: Handler
     /// One line per request, or nil for none (`--no-access-log`).
     let accessLog: AccessLog?
     private let open = Mutex(0)
 
-    init(limits: HTTPLimits, pool: some AsyncSocketPool, accessLog: AccessLog? = nil, handler: @escaping Handler) {
+    init(
+        limits: HTTPLimits, trustedProxies: TrustedProxies = TrustedProxies(), pool: some AsyncSocketPool, accessLog: AccessLog? = nil,
+        handler: @escaping Handler
+    ) {
         self.limits = limits
+        self.trustedProxies = trustedProxies
         self.pool = pool
         self.accessLog = accessLog
         self.handler = handler
@@ -98,6 +104,8 @@ final class BoundedHTTPServer: Sendable {
                 var request = try await reader.readHead()
                 line.method = request.method
                 line.target = request.target
+                let sender = try self.client(of: request, peer: peer)
+                line.client = sender.text
                 if request.headers["expect"]?.lowercased() == "100-continue", request.version == "HTTP/1.1" {
                     try await reader.refuseEarly(request)
                     try await client.write(Data("HTTP/1.1 100 Continue\r\n\r\n".utf8))
@@ -107,7 +115,7 @@ final class BoundedHTTPServer: Sendable {
                 watchdog.disarm()
                 let path = String(request.target.prefix { $0 != "?" })
                 response = await handler(
-                    KeyServerAPI.Request(method: request.method, path: path, headers: request.headers, body: request.body, client: peer.limitKey))
+                    KeyServerAPI.Request(method: request.method, path: path, headers: request.headers, body: request.body, client: sender.limitKey))
             } catch let refusal as RequestRefusal {
                 response = Self.refusal(refusal)
             } catch {
@@ -128,6 +136,18 @@ final class BoundedHTTPServer: Sendable {
                 await lingeringClose(client, watchdog: watchdog)
                 return
             }
+        }
+    }
+
+    /// The request's client: the peer, or from a trusted proxy the client its forwarding header
+    /// names; a header from a trusted proxy that does not parse is a 400 naming it.
+    private func client(of request: ReadRequest, peer: ClientAddress) throws(RequestRefusal) -> ClientAddress {
+        guard !trustedProxies.isEmpty else { return peer }
+        do {
+            let address = try ForwardedClient.resolve(peer: peer.text, headers: request.headers, trusted: trustedProxies)
+            return address == peer.text ? peer : ClientAddress(address: address)
+        } catch {
+            throw RequestRefusal(status: 400, reason: error.description)
         }
     }
 

@@ -17,6 +17,12 @@ struct ClientAddress: Sendable, Equatable {
         self.limitKey = limitKey
     }
 
+    /// A client named by its address alone: one a trusted proxy forwarded.
+    init(address: String) {
+        let parsed = IPAddress(address)
+        self.init(text: address, limitKey: parsed.map { $0.isIPv4 ? address : ClientNetwork.prefix64(address) ?? address } ?? address)
+    }
+
     init(peerOf socket: Socket) {
         switch try? socket.remotePeer() {
         case .ip4(let address, _)?: self.init(text: address, limitKey: address)

@@ -220,6 +220,9 @@ def http_requests(corpus):
           b'5;ext=1\r\n{"cod\r\n0d\r\ne":"1234567"}\r\n0\r\nTrailer: t\r\n\r\n')
     write(corpus, 'http-request', 'expect-continue', b'\x40POST /admin/codes HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n{}')
     write(corpus, 'http-request', 'http10-blank-lines', b'\x01\r\n\r\nGET / HTTP/1.0\r\nConnection: keep-alive\r\nX-A: 1\r\nx-a: 2\r\n\r\n')
+    write(corpus, 'http-request', 'forwarded-for', b'\x09GET / HTTP/1.1\r\nX-Forwarded-For: 1.2.3.4, [2001:db8::1]:80\r\n'
+          b'X-Forwarded-For: 10.0.0.1\r\n\r\n')
+    write(corpus, 'http-request', 'forwarded', b'\x05GET / HTTP/1.1\r\nForwarded: for=192.0.2.1;by=x, FOR="[::1]:4"\r\n\r\n')
     write(corpus, 'http-request', 'smuggling', b'\x11POST /v1/publish HTTP/1.1\r\nContent-Length: 600\r\nTransfer-Encoding: chunked\r\n\r\n'
           b'GET /x HTTP/1.1\r\n\r\n')
 

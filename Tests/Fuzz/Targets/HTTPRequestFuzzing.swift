@@ -7,6 +7,7 @@ import Synchronization
 /// the input is what a client sends on one connection, cut into reads of a size the first byte
 /// picks, read request after request as the server does until a refusal or the end. The limits
 /// are small, so that short inputs reach every bound; what the reader returns must be within them.
+/// Each head's forwarding headers are read as from a trusted proxy (`ForwardedClient`).
 enum HTTPRequestFuzzing {
     static let limits: HTTPLimits = {
         var limits = HTTPLimits()
@@ -36,6 +37,15 @@ enum HTTPRequestFuzzing {
         }
     }
 
+    /// `--trusted-proxy` as the fuzzed connection's peer is one: whatever a forwarding header holds,
+    /// the client found is an address (the peer, or one the header names), or the header is refused.
+    static let proxies = try! TrustedProxies(parsing: ["127.0.0.2", "10.0.0.0/8", "2001:db8::/32"])
+
+    static func forwardedClient(_ headers: [String: String]) {
+        guard let client = try? ForwardedClient.resolve(peer: "127.0.0.2", headers: headers, trusted: proxies) else { return }
+        precondition(IPAddress(client) != nil, "a forwarded client that is not an address: \(client)")
+    }
+
     static func connection(_ input: [UInt8]) {
         guard let first = input.first else { return }
         let source = Source(Array(input.dropFirst()), chunk: 1 + Int(first % 32) * Int(first / 32 + 1))
@@ -46,6 +56,7 @@ enum HTTPRequestFuzzing {
                 guard (try? await reader.waitForRequest()) == true else { return }
                 do {
                     var request = try await reader.readHead()
+                    forwardedClient(request.headers)
                     request.body = try await reader.readBody(of: request)
                     precondition(!request.method.isEmpty && !request.target.isEmpty, "a request without method or target")
                     precondition(request.method.utf8.count + request.target.utf8.count <= limits.requestLine, "a request line past its bound")
