@@ -2,13 +2,15 @@
 """Meets a gaen-keyserver started with `--trusted-proxy 127.0.0.2` as clients behind a proxy and
 as clients without one, from chosen loopback source addresses (127.0.0.0/8 is all loopback), and
 prints one JSON object of what each step was answered; the Swift test (KeyServerProxyTests)
-asserts on it. Usage: keyserver_proxy.py PORT DEVICE_KEY ADMIN_KEY"""
+asserts on it. Usage: keyserver_proxy.py PORT DEVICE_KEY ADMIN_KEY [GUESSES] (default 1000: the
+wrong codes of the client behind the proxy)"""
 import http.client
 import json
 import sys
 from collections import Counter
 
 port, device_key, admin_key = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+proxied_guesses = int(sys.argv[4]) if len(sys.argv) > 4 else 1000
 connections = {}
 
 
@@ -54,8 +56,8 @@ def issue(source, forwarded=None):
 
 
 result = {}
-# Through the trusted proxy: 1,000 wrong codes from one forwarded client.
-result['proxied_guesses'] = guesses(1000, '127.0.0.2', '192.0.2.99, 198.51.100.10')
+# Through the trusted proxy: wrong codes from one forwarded client.
+result['proxied_guesses'] = guesses(proxied_guesses, '127.0.0.2', '192.0.2.99, 198.51.100.10')
 # The administrator, through the proxy from that very client's address, and from its own.
 result['admin_as_guesser'], _ = issue('127.0.0.2', '198.51.100.10')
 result['admin_through_proxy'], code = issue('127.0.0.2', '203.0.113.1')

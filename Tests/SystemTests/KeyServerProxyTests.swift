@@ -35,12 +35,14 @@ struct KeyServerProxyTests {
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
 
         let script = BumbleFixture.root.appendingPathComponent("testbed/keyserver_proxy.py").path
-        let run = try ToolRunner.runProgram("/usr/bin/python3", [script, String(port), "device-key", "admin-key"], limit: 120)
+        // Under a sanitizer, beside every other suite on 2 cores, 100 guesses say the same as 1,000.
+        let guesses = BuildUnderTest.isSanitized ? 100 : 1000
+        let run = try ToolRunner.runProgram("/usr/bin/python3", [script, String(port), "device-key", "admin-key", String(guesses)], limit: 120)
         #expect(run.status == 0, "\(run.standardError)")
         let result = try #require(try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any], "\(run.standardOutput)")
 
         // 1,000 wrong codes from one client behind the proxy: its budget of 30, then 429.
-        #expect(result["proxied_guesses"] as? [String: Int] == ["400": 30, "429": 970])
+        #expect(result["proxied_guesses"] as? [String: Int] == ["400": 30, "429": guesses - 30])
         // The administrator issues codes through the proxy, even from the guesser's own address.
         #expect(result["admin_as_guesser"] as? Int == 200)
         #expect(result["admin_through_proxy"] as? Int == 200)
