@@ -162,14 +162,28 @@ final class BoundedHTTPServer: Sendable {
     }
 
     /// Closing with unread bytes makes the kernel reset the connection, which can discard the
-    /// response before the client reads it: end our side, then read and drop what the peer still
-    /// sends, for at most 2 s and 1 MiB.
+    /// response before the client reads it, and fails a client still sending its body (libcurl:
+    /// "Send failure: Broken pipe"). So our side ends first, then what the peer still sends is read
+    /// and dropped: up to 1 MiB, until it is 5 s silent or 30 s have passed — nginx's
+    /// lingering_timeout and lingering_time, the defaults of its lingering close
+    /// (https://nginx.org/en/docs/http/ngx_http_core_module.html#lingering_close). A client
+    /// starved for 2 s, as under AddressSanitizer beside every other suite, was reset by the
+    /// 2 s this waited before.
     private func lingeringClose(_ client: AsyncSocket, watchdog: Watchdog) async {
         Glibc.shutdown(client.socket.file.rawValue, Int32(SHUT_WR))
-        watchdog.arm(seconds: 2)
+        let end = ContinuousClock.now + .seconds(Self.lingeringTime)
         var dropped = 0
-        while dropped < 1_048_576, let bytes = try? await client.read(atMost: 16_384), !bytes.isEmpty { dropped += bytes.count }
+        while dropped < 1_048_576 {
+            let left = end - ContinuousClock.now
+            guard left > .zero else { return }
+            watchdog.arm(seconds: min(Self.lingeringTimeout, Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18))
+            guard let bytes = try? await client.read(atMost: 16_384), !bytes.isEmpty else { return }
+            dropped += bytes.count
+        }
     }
+
+    static let lingeringTimeout = 5.0
+    static let lingeringTime = 30
 
     static func head(status: Int, contentType: String, length: Int, keepAlive: Bool, headers: [String: String] = [:]) -> String {
         // Names and values are the API's own constants and numbers: no CR or LF can come from a client.
