@@ -22,7 +22,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The least severe log level written: trace, debug, info, notice, warning, error or critical.")
     var logLevel: LogLevelOption = .info
 
-    @Option(help: "Address to listen on.")
+    @Option(help: "The IPv4 or IPv6 address to listen on (0.0.0.0 or :: for all).")
     var listen = "127.0.0.1"
 
     @Option(help: "Port to listen on (0: any free one; the line printed says which).")
@@ -104,6 +104,7 @@ struct Serve: AsyncParsableCommand {
         try checkOption(idleTimeout, in: Self.timeoutRange, "--idle-timeout", unit: "seconds")
         try checkOption(requestTimeout, in: Self.timeoutRange, "--request-timeout", unit: "seconds")
         try checkOption(writeTimeout, in: Self.timeoutRange, "--write-timeout", unit: "seconds")
+        guard IPAddress(listen) != nil else { throw ValidationError("--listen: '\(listen)' is not an IPv4 or IPv6 address") }
         do {
             _ = try TrustedProxies(parsing: trustedProxy)
         } catch {
@@ -165,13 +166,18 @@ struct Serve: AsyncParsableCommand {
             limits: httpLimits, trustedProxies: try TrustedProxies(parsing: trustedProxy), pool: NoDelaySocketPool(base: SocketPool<ePoll>.ePoll()),
             accessLog: accessLog ? AccessLog() : nil
         ) { await api.handle($0) }
-        let listener = try server.listen(ip4: listen, port: port)
+        guard let address = IPAddress(listen) else { throw ValidationError("--listen: '\(listen)' is not an IPv4 or IPv6 address") }
+        let listener = try server.listen(on: address, port: port)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await server.run(on: listener) }
             var actual = port
-            if case .ip4(_, let bound)? = try? listener.sockname() { actual = bound }
-            // Scripts wait for this line.
-            FileHandle.standardOutput.write(Data("listening on \(listen):\(actual)\n".utf8))
+            switch try? listener.sockname() {
+            case .ip4(_, let bound)?, .ip6(_, let bound)?: actual = bound
+            default: break
+            }
+            // Scripts wait for this line and take the port after its last colon.
+            let shown = address.isIPv4 ? address.description : "[\(address)]"
+            FileHandle.standardOutput.write(Data("listening on \(shown):\(actual)\n".utf8))
             if exportInterval > 0 {
                 group.addTask {
                     while !Task.isCancelled {

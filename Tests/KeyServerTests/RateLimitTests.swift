@@ -53,16 +53,16 @@ import Testing
     }
 
     @Test(arguments: [
-        ("2001:db8:1:2:3:4:5:6", "2001:db8:1:2::/64"), ("2001:DB8:0001:0002::1", "2001:db8:1:2::/64"), ("::1", "0:0:0:0::/64"),
-        ("fe80::", "fe80:0:0:0::/64"), ("::ffff:192.0.2.1", "192.0.2.1"),
+        ("2001:db8:1:2:3:4:5:6", "2001:db8:1:2::/64"), ("2001:DB8:0001:0002::1", "2001:db8:1:2::/64"), ("::1", "::/64"),
+        ("fe80::", "fe80::/64"), ("::ffff:192.0.2.1", "192.0.2.1"), ("192.0.2.1", "192.0.2.1"),
     ])
     func ipv6ClientsCountByTheirSlash64(_ address: String, _ key: String) {
-        #expect(ClientNetwork.prefix64(address) == key)
+        #expect(IPAddress(address)?.limitKey == key)
     }
 
-    @Test(arguments: ["", "1:2:3", "1::2::3", "12345::", "g::1", "1:2:3:4:5:6:7:8:9"])
-    func malformedIPv6AddressesHaveNoPrefix(_ address: String) {
-        #expect(ClientNetwork.prefix64(address) == nil)
+    @Test(arguments: ["", "1:2:3", "1::2::3", "12345::", "g::1", "1:2:3:4:5:6:7:8:9", "fe80::1%eth0"])
+    func malformedAddressesAreNoAddresses(_ address: String) {
+        #expect(IPAddress(address) == nil)
     }
 
     // MARK: The API's budgets

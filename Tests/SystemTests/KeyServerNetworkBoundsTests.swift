@@ -11,23 +11,39 @@ import Testing
 /// request, and the server still serves new connections.
 @Suite(.ownThreads, .timeLimit(.minutes(3)))
 struct KeyServerNetworkBoundsTests {
-    /// One TCP connection to 127.0.0.1 with 5 s send and receive timeouts, so no wait is unbounded.
+    /// One TCP connection to `host` (127.0.0.1, or an IPv6 address such as ::1) with 5 s send
+    /// and receive timeouts, so no wait is unbounded.
     final class Client {
         let fd: Int32
 
-        init(port: Int) throws {
-            fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        init(port: Int, host: String = "127.0.0.1") throws {
+            let six = host.contains(":")
+            fd = socket(six ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             var timeout = timeval(tv_sec: 5, tv_usec: 0)
             setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
             setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = in_port_t(UInt16(port).bigEndian)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            let connected: Int32
+            if six {
+                var address = sockaddr_in6()
+                address.sin6_family = sa_family_t(AF_INET6)
+                address.sin6_port = in_port_t(UInt16(port).bigEndian)
+                inet_pton(AF_INET6, host, &address.sin6_addr)
+                connected = withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+                }
+            } else {
+                var address = sockaddr_in()
+                address.sin_family = sa_family_t(AF_INET)
+                address.sin_port = in_port_t(UInt16(port).bigEndian)
+                address.sin_addr.s_addr = inet_addr(host)
+                connected = withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                }
             }
-            guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
+            guard connected == 0 else {
+                close(fd)
+                throw POSIXError(.ECONNREFUSED)
+            }
         }
 
         deinit { close(fd) }
@@ -107,7 +123,11 @@ struct KeyServerNetworkBoundsTests {
         }
     }
 
-    static func withServer(_ extra: [String] = [], errors: String? = nil, _ body: (Int) throws -> Void) throws {
+    /// A server with `extra` options, its standard output in `output` and its standard error in
+    /// `errors` when given, reached at `host`; after `body` a normal request is still served.
+    static func withServer(
+        _ extra: [String] = [], output: String? = nil, errors: String? = nil, host: String = "127.0.0.1", _ body: (Int) throws -> Void
+    ) throws {
         let files = try TemporaryDirectory()
         for name in ["verification", "export"] {
             _ = try ToolRunner.run("gaen-keyserver", ["make-key", "--out", "\(files.path)/\(name).pem"])
@@ -118,16 +138,16 @@ struct KeyServerNetworkBoundsTests {
                 "--data-dir", files.path + "/server", "--verification-key", files.path + "/verification.pem", "--export-key", files.path + "/export.pem",
                 "--health-authority", "ch.example", "--device-api-key", "device-key", "--export-interval", "0",
                 "--exposure-configuration", files.path + "/configuration.json",
-            ] + extra, output: files.path + "/server.out", errors: errors)
+            ] + extra, output: output ?? files.path + "/server.out", errors: errors)
         defer { if server.isRunning { kill(server.processIdentifier, SIGKILL) } }
         #expect(port > 0)
         try body(port)
         // A normal request on a new connection is still served (once the connections the body
-        // left have ended: a refused one is read out for up to 2 s before it is closed, and counts
-        // against --max-connections until then).
+        // left have ended: a refused one is read out until its client ends it or is 5 s silent,
+        // and counts against --max-connections until then).
         var answer = (text: "", closed: false)
         try eventually("a normal request served", explain: { answer.text }) {
-            let client = try Client(port: port)
+            let client = try Client(port: port, host: host)
             client.send("GET /configuration.json HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
             answer = client.readToEnd()
             return !answer.text.hasPrefix("HTTP/1.1 503 ")

@@ -31,6 +31,14 @@ package struct IPAddress: Sendable, Hashable, CustomStringConvertible {
 
     package var isIPv4: Bool { bytes.count == 4 }
 
+    /// What rate limits count a client by: an IPv4 address whole, an IPv6 one by its /64
+    /// (`2001:db8:1:2::/64`), since one subscriber is usually given a whole /64 and could
+    /// otherwise draw a fresh budget per address.
+    package var limitKey: String {
+        guard !isIPv4 else { return description }
+        return IPAddress(bytes: Array(bytes.prefix(8)) + Array(repeating: 0, count: 8)).description + "/64"
+    }
+
     /// The canonical text: dotted IPv4, or RFC 5952's compressed IPv6.
     package var description: String {
         var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))

@@ -35,11 +35,17 @@ final class BoundedHTTPServer: Sendable {
         self.handler = handler
     }
 
-    /// Binds and listens; `run` then serves on the socket.
-    func listen(ip4 address: String, port: UInt16) throws -> Socket {
-        let socket = try Socket(domain: AF_INET, type: .stream)
+    /// Binds and listens on an IPv4 or IPv6 address; `run` then serves on the socket. `::` takes
+    /// IPv4 clients too unless the kernel's net.ipv6.bindv6only says otherwise; they arrive as
+    /// IPv4-mapped addresses, which `IPAddress` reads as the IPv4 ones.
+    func listen(on address: IPAddress, port: UInt16) throws -> Socket {
+        let socket = try Socket(domain: address.isIPv4 ? AF_INET : AF_INET6, type: .stream)
         try socket.setValue(true, for: .localAddressReuse)
-        try socket.bind(to: .inet(ip4: address, port: port))
+        if address.isIPv4 {
+            try socket.bind(to: .inet(ip4: address.description, port: port))
+        } else {
+            try socket.bind(to: .inet6(ip6: address.description, port: port))
+        }
         try socket.listen()
         return socket
     }

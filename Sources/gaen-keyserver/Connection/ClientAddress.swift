@@ -8,8 +8,8 @@ import KeyServer
 struct ClientAddress: Sendable, Equatable {
     /// The address as printed: `127.0.0.1`, `2001:db8::1`, or `unknown`.
     let text: String
-    /// What rate limits key on: an IPv4 address whole, an IPv6 address by its /64, since one
-    /// subscriber is usually given a whole /64 and could otherwise draw a fresh budget per address.
+    /// What rate limits key on: `IPAddress.limitKey` (an IPv6 client by its /64), or the text as
+    /// it came if it is no address.
     let limitKey: String
 
     init(text: String, limitKey: String) {
@@ -17,16 +17,17 @@ struct ClientAddress: Sendable, Equatable {
         self.limitKey = limitKey
     }
 
-    /// A client named by its address alone: one a trusted proxy forwarded.
+    /// A client named by its address alone: one a trusted proxy forwarded, or a peer. It is shown
+    /// in its canonical form, so an IPv4 client of a `::` listener is `192.0.2.1` as on an IPv4
+    /// one, not `::ffff:192.0.2.1`.
     init(address: String) {
         let parsed = IPAddress(address)
-        self.init(text: address, limitKey: parsed.map { $0.isIPv4 ? address : ClientNetwork.prefix64(address) ?? address } ?? address)
+        self.init(text: parsed?.description ?? address, limitKey: parsed?.limitKey ?? address)
     }
 
     init(peerOf socket: Socket) {
         switch try? socket.remotePeer() {
-        case .ip4(let address, _)?: self.init(text: address, limitKey: address)
-        case .ip6(let address, _)?: self.init(text: address, limitKey: ClientNetwork.prefix64(address) ?? address)
+        case .ip4(let address, _)?, .ip6(let address, _)?: self.init(address: address)
         case .unix?, nil: self.init(text: "unknown", limitKey: "")
         }
     }
