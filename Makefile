@@ -129,6 +129,11 @@ check: deps test-peers
 # allocations to the exit that it cannot attribute (docs/ARCHITECTURE.md, "Sanitizers").
 TSAN_FLAGS = halt_on_error=0:second_deadlock_stack=1:suppressions=$(CURDIR)/testbed/sanitizers/tsan.supp
 SANITIZER_ENV = SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 TSAN_OPTIONS=$(TSAN_FLAGS)
+# At most 4 test cases at once under a sanitizer. Unbounded, every suite starts together and its
+# instrumented programs with it: 69 runnable threads on 2 cores at the peak (/proc/loadavg), and
+# one program could wait 15-25 s for the CPU, past a D-Bus call's timeout (docs/testing.md). With
+# 4: 18 at the peak, and the ASan run took 77.6 s instead of 88.8.
+SANITIZER_TEST_WIDTH = --experimental-maximum-parallelization-width 4
 # The suites of the concurrent parts, for ThreadSanitizer; the key server's process suites run
 # the instrumented gaen-keyserver (its connections, watchdogs and rate limits) under attack.
 TSAN_SUITES = DBusTests|HCITests|DetectionTests|KeyServerTests|KeyServerConnectionLimitsTests|KeyServerNetworkBoundsTests|KeyServerAttackTests
@@ -142,7 +147,7 @@ check-sanitize: check-asan check-tsan
 
 check-asan: deps test-peers
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
-	$(TEST_ENV) $(SANITIZER_ENV) GAEND_SANITIZER=address $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan
+	$(TEST_ENV) $(SANITIZER_ENV) GAEND_SANITIZER=address $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan $(SANITIZER_TEST_WIDTH)
 
 # Swift's Mutex takes a contended lock in code TSan does not see; the preloaded wrapper
 # (testbed/sanitizers/mutex_tsan.c, built with the toolchain's clang for its swiftcall) shows it.
@@ -156,7 +161,7 @@ check-tsan: deps test-peers
 	rm -rf $(TSAN_REPORTS) && mkdir -p $(TSAN_REPORTS)
 	status=0; $(TEST_ENV) $(SANITIZER_ENV) LD_PRELOAD=$(CURDIR)/.build-tsan/mutex_tsan.so \
 		TSAN_OPTIONS=$(TSAN_FLAGS):log_path=$(TSAN_REPORTS)/report \
-		$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter '$(TSAN_SUITES)' || status=$$?; \
+		$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter '$(TSAN_SUITES)' $(SANITIZER_TEST_WIDTH) || status=$$?; \
 	testbed/sanitizers/summarize-reports $(TSAN_REPORTS) || status=1; exit $$status
 
 # The unit, D-Bus policy and polkit actions, installed into a scratch DESTDIR and checked with
