@@ -104,7 +104,7 @@ struct Serve: AsyncParsableCommand {
         try checkOption(idleTimeout, in: Self.timeoutRange, "--idle-timeout", unit: "seconds")
         try checkOption(requestTimeout, in: Self.timeoutRange, "--request-timeout", unit: "seconds")
         try checkOption(writeTimeout, in: Self.timeoutRange, "--write-timeout", unit: "seconds")
-        guard IPAddress(listen) != nil else { throw ValidationError("--listen: '\(listen)' is not an IPv4 or IPv6 address") }
+        _ = try listenAddress
         do {
             _ = try TrustedProxies(parsing: trustedProxy)
         } catch {
@@ -116,6 +116,13 @@ struct Serve: AsyncParsableCommand {
     static let connectionRange = 1...10_000
     /// Timeouts: a tenth of a second to an hour (the watchdog counts milliseconds).
     static let timeoutRange = 0.1...3600.0
+
+    var listenAddress: IPAddress {
+        get throws {
+            guard let address = IPAddress(listen) else { throw ValidationError("--listen: '\(listen)' is not an IPv4 or IPv6 address") }
+            return address
+        }
+    }
 
     var httpLimits: HTTPLimits {
         var limits = HTTPLimits()
@@ -166,7 +173,7 @@ struct Serve: AsyncParsableCommand {
             limits: httpLimits, trustedProxies: try TrustedProxies(parsing: trustedProxy), pool: NoDelaySocketPool(base: SocketPool<ePoll>.ePoll()),
             accessLog: accessLog ? AccessLog() : nil
         ) { await api.handle($0) }
-        guard let address = IPAddress(listen) else { throw ValidationError("--listen: '\(listen)' is not an IPv4 or IPv6 address") }
+        let address = try listenAddress
         let listener = try server.listen(on: address, port: port)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await server.run(on: listener) }

@@ -172,24 +172,23 @@ final class BoundedHTTPServer: Sendable {
     /// "Send failure: Broken pipe"). So our side ends first, then what the peer still sends is read
     /// and dropped: up to 1 MiB, until it is 5 s silent or 30 s have passed — nginx's
     /// lingering_timeout and lingering_time, the defaults of its lingering close
-    /// (https://nginx.org/en/docs/http/ngx_http_core_module.html#lingering_close). A client
-    /// starved for 2 s, as under AddressSanitizer beside every other suite, was reset by the
-    /// 2 s this waited before.
+    /// (https://nginx.org/en/docs/http/ngx_http_core_module.html#lingering_close). The 2 s this
+    /// waited before were less than a client on a loaded machine can stall between two writes.
     private func lingeringClose(_ client: AsyncSocket, watchdog: Watchdog) async {
         Glibc.shutdown(client.socket.file.rawValue, Int32(SHUT_WR))
-        let end = ContinuousClock.now + .seconds(Self.lingeringTime)
+        let end = ContinuousClock.now + Self.lingeringTime
         var dropped = 0
         while dropped < 1_048_576 {
-            let left = end - ContinuousClock.now
-            guard left > .zero else { return }
-            watchdog.arm(seconds: min(Self.lingeringTimeout, Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18))
+            let wait = min(Self.lingeringTimeout, end - ContinuousClock.now)
+            guard wait > .zero else { return }
+            watchdog.arm(seconds: Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18)
             guard let bytes = try? await client.read(atMost: 16_384), !bytes.isEmpty else { return }
             dropped += bytes.count
         }
     }
 
-    static let lingeringTimeout = 5.0
-    static let lingeringTime = 30
+    static let lingeringTimeout = Duration.seconds(5)
+    static let lingeringTime = Duration.seconds(30)
 
     static func head(status: Int, contentType: String, length: Int, keepAlive: Bool, headers: [String: String] = [:]) -> String {
         // Names and values are the API's own constants and numbers: no CR or LF can come from a client.
