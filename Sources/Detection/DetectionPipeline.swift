@@ -111,13 +111,12 @@ package struct DetectionPipeline: Sendable {
         sources files: [KeyFileSource], configuration: ExposureConfiguration, now: UnixTime,
         results stored: ExposureResults = ExposureResults(), progress: (@Sendable (_ keysDone: Int, _ keysTotal: Int) -> Void)? = nil
     ) async throws(DetectionError) -> DetectionRun {
-        let index: MatchingIndex
+        var partitions: MatchingPartitions
         do {
-            index = try MatchingIndex(reader: reader)
+            partitions = try MatchingPartitions(reader: reader, budgetBytes: indexBudgetBytes)
         } catch {
             throw .contactLog(error)
         }
-        let matcher = Matcher(index: index)
         // Revisions read report types as the windows do (score uses the same default).
         let v2 = configuration.v2 ?? V2Configuration()
         var results = stored
@@ -147,9 +146,24 @@ package struct DetectionPipeline: Sendable {
             if let reason = incomplete[entry.name] { verdicts[position].verdict = .invalid(reason) }
         }
         // Second pass: each verified file of a complete batch, read again and matched a chunk of
-        // keys at a time (the same bytes: the first pass's verdict stands).
+        // keys at a time (the same bytes: the first pass's verdict stands). A log larger than one
+        // index's budget is matched an index at a time, oldest days first: every index but the
+        // last only collects what it holds of each key, and the last judges it all.
+        let matched = files.filter { source in verdicts.contains(where: { $0.name == source.name && $0.verdict.isVerified }) }
+        var index = partitions.nextIndex()!
+        var earlier = PartialHits()
+        while !partitions.isDone {
+            var hits = PartialHits()
+            let collector = Matcher(index: index, logDays: partitions.days, earlier: PartialHits())
+            for source in matched {
+                try await collectKeys(of: source, by: collector, skipping: stored, into: &hits, statistics: &statistics)
+            }
+            earlier.merge(hits)
+            index = partitions.nextIndex()!
+        }
+        let matcher = Matcher(index: index, logDays: partitions.days, earlier: earlier)
         var progressState = (done: 0, total: 0)
-        for source in files where verdicts.contains(where: { $0.name == source.name && $0.verdict.isVerified }) {
+        for source in matched {
             let name = source.name
             let reader: ExportReader
             do {
@@ -166,6 +180,45 @@ package struct DetectionPipeline: Sendable {
         let deferred = verdicts.compactMap { incomplete[$0.name] == nil ? nil : $0.name }
         return DetectionRun(result: result, results: results, deferredFiles: deferred)
     }
+
+    /// What one index before the last holds of a file's keys (those without a result stored before
+    /// the run: the others can only revise theirs), read a round at a time.
+    func collectKeys(
+        of source: KeyFileSource, by collector: Matcher, skipping stored: ExposureResults, into hits: inout PartialHits,
+        statistics: inout MatchStatistics
+    ) async throws(DetectionError) {
+        let name = source.name
+        var keys: KeyStream
+        do {
+            keys = try ExportReader(KeyFileArchive(zip: try source.bytes()).exportBinary).keys()
+        } catch {
+            throw .keyFile(name: name, error)
+        }
+        var round = [DiagnosisKey]()
+        round.reserveCapacity(keysPerRound)
+        while true {
+            round.removeAll(keepingCapacity: true)
+            do {
+                while round.count < keysPerRound, let key = try keys.next() {
+                    if !stored.hasResult(for: key.key.keyData) { round.append(key) }
+                }
+            } catch {
+                throw .keyFile(name: name, error)
+            }
+            if round.isEmpty { break }
+            do {
+                let (found, counts) = try await collector.collect(round, parallelism: parallelism)
+                hits.union(found)
+                statistics.rpisDerived += counts.rpisDerived
+                statistics.candidates += counts.candidates
+            } catch {
+                throw .cancelled
+            }
+        }
+    }
+
+    /// The bytes one matching index may take (`MatchingPartitions`).
+    package var indexBudgetBytes = MatchingPartitions.defaultBudgetBytes
 
     /// Keys matched per `Matcher.match` call: 8,192 for each task, so that every task has a chunk.
     var keysPerRound: Int { Self.keysPerTask * max(1, parallelism) }

@@ -3,212 +3,264 @@
 package import ENCore
 import Storage
 
-/// The logged RPIs of a range of days, ready for matching: "was this RPI heard?" in one probe of a
-/// compact hash table, and its aggregates when it was.
+/// The logged RPIs of some days, ready for matching: "was this RPI heard?" in one probe of a small
+/// filter, and its aggregates, read back from the segments, when it was.
 ///
-/// Built in one pass over the segments. The aggregates are kept as their own 48-byte records (the
-/// checksum field, already verified, is reused as the link to the next aggregate of the same RPI,
-/// and a reserved byte as the day), so the index holds no more than the records themselves plus
-/// 8 bytes per table slot. The table is keyed with a random seed per build, so that a peer
-/// broadcasting chosen RPIs cannot pile them into one probe chain. Immutable once built.
+/// Memory does not hold the records: per record a 4-byte link to the previous record of the same
+/// RPI, per distinct RPI an 8-byte table slot (a 32-bit fingerprint and the newest record) and 32
+/// filter bits. A hit reads its records again from the segment, through the descriptor the index
+/// was built from, and checks each one's checksum and RPI. A crowded fortnight (2.5 M aggregates
+/// of 100,000 RPIs) costs about 12 MiB instead of the records' 115 MB; `MatchingPartitions` splits
+/// larger logs into indexes of whole days under a budget (docs/contact-log.md, "Matching in
+/// bounded memory").
+///
+/// Fingerprints are the top 32 bits of a hash keyed with a random seed per build, so that a peer
+/// broadcasting chosen RPIs cannot pile them into one probe chain. Two RPIs with one fingerprint
+/// share a chain; every read checks the RPI, so that costs a read, never a wrong answer.
+/// Immutable once built; `aggregates(of:)` may be called from several tasks at once (pread).
 package final class MatchingIndex: @unchecked Sendable {
-    // @unchecked: every stored property is written only in init and read-only afterwards.
+    // @unchecked: every stored property is written only in init and read-only afterwards; the
+    // segment files are only read with pread, which needs no lock.
 
     /// Aggregates indexed.
     package let aggregateCount: Int
-    /// Distinct RPIs among them.
+    /// Distinct RPIs among them (distinct fingerprints: two RPIs in 2^32 may count as one).
     package let distinctRPIs: Int
     /// The segments read, with their health.
     package let segments: [SegmentReport]
-    /// The days the records came from; a record's day index points here.
+    /// The days indexed, oldest first.
     package let days: [UTCDay]
 
-    private let table: RecordTable
+    private let files: [AppendOnlyFile]
+    /// The day of each file (`days` also has the days whose segment could not be opened).
+    private let fileDays: [UTCDay]
+    /// The first record number of each day's segment (a record's number is its base plus its
+    /// position in the file, counted in records after the header).
+    private let bases: [Int]
+    /// For each record number: 1 + the number of the previous record with the same fingerprint, 0
+    /// for none (and for records that are not aggregates).
+    private let links: [UInt32]
+    private let table: FingerprintTable
+    private let bloom: BloomWords
 
-    /// Builds the index of the days in `range` (every day if `nil`).
-    package init(
+    /// Builds the index of the days in `range` (every day if `nil`), whatever its size.
+    package convenience init(
         reader: ContactLogReader, days range: ClosedRange<UTCDay>? = nil,
         seed: (UInt64, UInt64) = (UInt64.random(in: .min ... .max), UInt64.random(in: .min ... .max) | 1)
     ) throws(ContactLogError) {
-        // A record's day is one byte: the newest 255 days are indexed. gaend keeps 14; a copied or
-        // restored log directory may hold any number, and must not trap the reader.
-        let files = try reader.segmentFiles().filter { range?.contains($0.0) ?? true }.sorted { $0.0 < $1.0 }.suffix(255)
-        // Size everything from the file sizes: an upper bound of the records, so nothing grows.
-        var capacity = 0
-        for (_, name) in files {
-            let size = (try? AtomicFile.size(of: reader.directory.path(of: name))) ?? 0
-            capacity += max(0, Int(size) - SegmentFormat.headerSize) / SegmentFormat.recordSize
+        let files = try reader.segmentFiles().filter { range?.contains($0.0) ?? true }.sorted { $0.0 < $1.0 }
+        self.init(reader: reader, candidates: files[...], budgetBytes: .max, seed: seed)
+    }
+
+    /// Builds the index of the first days of `candidates`: at least one, and each further one only
+    /// while its worst case (every record a new RPI) keeps the index within `budgetBytes`.
+    init(reader: ContactLogReader, candidates: ArraySlice<(UTCDay, String)>, budgetBytes: Int, seed: (UInt64, UInt64)) {
+        let seed = (seed.0, seed.1 | 1)
+        var table = FingerprintTable()
+        var links = [UInt32]()
+        var files = [AppendOnlyFile]()
+        var bases = [Int]()
+        var days = [UTCDay]()
+        var fileDays = [UTCDay]()
+        var reports = [SegmentReport]()
+        var aggregates = 0
+        for (day, name) in candidates {
+            let path = reader.directory.path(of: name)
+            let file: AppendOnlyFile
+            let size: Int64
+            do {
+                file = try AppendOnlyFile(path: path, mode: .readOnly)
+                size = try file.size()
+            } catch {
+                var report = SegmentReport(day: day, path: path, size: 0)
+                report.unreadable = "\(error)"
+                reports.append(report)
+                days.append(day)
+                continue
+            }
+            let records = max(0, Int(size) - SegmentFormat.headerSize) / SegmentFormat.recordSize
+            if !files.isEmpty,
+                links.count * 4 + records * 4 + FingerprintTable.bytes(holding: table.distinct + records)
+                    + BloomWords.bytes(holding: table.distinct + records) > budgetBytes
+            {
+                break
+            }
+            let base = links.count
+            links.append(contentsOf: repeatElement(0, count: records))
+            let report = SegmentReader.scan(file: file, day: day) { record in
+                guard record.type == .aggregate else { return }
+                let number = Int(record.offset - Int64(SegmentFormat.headerSize)) / SegmentFormat.recordSize
+                // A record appended after the size was read waits for the next build.
+                guard number < records else { return }
+                let rpi = Bytes16(loadingFrom: record.raw + SegmentFormat.AggregateField.rpi)
+                let fingerprint = UInt32(truncatingIfNeeded: RPIFilter.hash(rpi, seed: seed) >> 32)
+                links[base + number] = table.insert(fingerprint, record: UInt32(base + number + 1))
+                aggregates += 1
+            }
+            reports.append(report)
+            files.append(file)
+            bases.append(base)
+            days.append(day)
+            fileDays.append(day)
         }
-        let table = RecordTable(capacity: capacity, seed: seed)
-        days = files.map(\.0)
-        let dayIndex = Dictionary(uniqueKeysWithValues: days.enumerated().map { ($1, UInt8($0)) })
-        var lastDay: (UTCDay, UInt8?)?
-        let reports = try reader.forEachRawRecord(in: range) { record, day in
-            guard record.type == .aggregate else { return }
-            if lastDay?.0 != day { lastDay = (day, dayIndex[day]) }
-            // A segment created after the listing above waits for the next build.
-            guard let index = lastDay?.1 else { return }
-            table.insert(record.raw, dayIndex: index)
-        }
+        self.days = days
+        self.files = files
+        self.bases = bases
+        self.links = links
         self.table = table
-        aggregateCount = table.count
-        distinctRPIs = table.distinct
         segments = reports
+        aggregateCount = aggregates
+        distinctRPIs = table.distinct
+        self.fileDays = fileDays
+        bloom = BloomWords(table, seed: seed)
     }
 
     /// Whether `rpi` was heard in the indexed days.
-    @inline(__always)
     package func contains(_ rpi: RollingProximityIdentifier) -> Bool {
-        table.mayContain(rpi.bytes) && table.head(of: rpi.bytes) != 0
+        mayContain(rpi) && !aggregates(of: rpi).isEmpty
     }
 
-    /// Whether `rpi` may have been heard: no false negatives, about 1 % false positives. One load
+    /// Whether `rpi` may have been heard: no false negatives, about 0.4 % false positives. One load
     /// from a bit array small enough to stay in the core's cache, so matching asks this 144 times a
-    /// key and goes to the table only for the few that pass.
+    /// key and reads the segments only for the few that pass.
     @inline(__always)
     package func mayContain(_ rpi: RollingProximityIdentifier) -> Bool {
-        table.mayContain(rpi.bytes)
+        filter.mayContain(rpi)
     }
 
     /// The filter as a value the matcher's inner loop can inline (the index outlives it).
-    package var filter: RPIFilter { table.filterView }
+    package var filter: RPIFilter { bloom.filter }
 
-    /// The aggregates of `rpi`, newest first.
+    /// The aggregates of `rpi`, newest first, read from the segments.
     package func aggregates(of rpi: RollingProximityIdentifier) -> [ContactAggregate] {
+        let fingerprint = UInt32(truncatingIfNeeded: RPIFilter.hash(rpi.bytes, seed: bloom.seed) >> 32)
         var result = [ContactAggregate]()
-        var link = table.head(of: rpi.bytes)
+        var link = table.head(of: fingerprint)
+        var raw = (UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0))
         while link != 0 {
-            let raw = table.record(link - 1)
-            let day = days[Int(raw.load(fromByteOffset: SegmentFormat.AggregateField.reserved, as: UInt8.self))]
-            if case .aggregate(let aggregate)? = try? RecordCodec.decode(raw, day: day) {
-                result.append(aggregate)
+            let number = Int(link) - 1
+            link = links[number]
+            // The day: the last base at or below the number.
+            var low = 0
+            var high = bases.count - 1
+            while low < high {
+                let middle = (low + high + 1) / 2
+                if bases[middle] <= number { low = middle } else { high = middle - 1 }
             }
-            link = raw.loadUnaligned(fromByteOffset: SegmentFormat.AggregateField.checksum, as: UInt32.self)
+            let offset = Int64(SegmentFormat.headerSize + (number - bases[low]) * SegmentFormat.recordSize)
+            let decoded: ContactLogRecord? = withUnsafeMutableBytes(of: &raw) { buffer in
+                guard (try? files[low].read(into: buffer, at: offset)) == SegmentFormat.recordSize, RecordCodec.isIntact(buffer.baseAddress!),
+                    Bytes16(loadingFrom: buffer.baseAddress! + SegmentFormat.AggregateField.rpi) == rpi.bytes
+                else { return nil }
+                return try? RecordCodec.decode(buffer.baseAddress!, day: fileDays[low])
+            }
+            if case .aggregate(let aggregate)? = decoded { result.append(aggregate) }
         }
         return result
     }
 
-    /// Bytes the index holds: the records, the table and the filter.
-    package var memoryBytes: Int { table.memoryBytes }
+    /// Bytes the index holds: the links, the table and the filter.
+    package var memoryBytes: Int { links.count * 4 + table.memoryBytes + bloom.memoryBytes }
 }
 
-/// The storage of a `MatchingIndex`: the copied records and the open-addressing table over them.
-/// Owns its two buffers; filled during the index's init, read-only after.
-private final class RecordTable {
-    private let records: UnsafeMutableRawBufferPointer
-    private let capacity: Int
-    /// Each slot: fingerprint (high 32 bits) and 1 + the index of the RPI's newest aggregate (low 32);
-    /// 0 is empty.
-    private let slots: UnsafeMutableBufferPointer<UInt64>
-    private let shift: UInt64
-    private let seed: (UInt64, UInt64)
-    /// A blocked Bloom filter over the distinct RPIs: one 64-bit word per probe, two bits set per RPI.
-    private let filter: UnsafeMutableBufferPointer<UInt64>
-    private let filterShift: UInt64
-    private(set) var count = 0
+/// Fingerprint → newest record, open addressing with linear probing, at most three quarters full;
+/// grows by doubling (a slot's home is the top bits of its fingerprint, so no RPI is needed).
+private struct FingerprintTable {
+    /// Each slot: fingerprint (high 32 bits) and 1 + the newest record number (low 32); 0 is empty.
+    private(set) var slots = [UInt64](repeating: 0, count: 1024)
+    private var bits = 10
     private(set) var distinct = 0
 
-    init(capacity: Int, seed: (UInt64, UInt64)) {
-        // 32 bits per possible RPI (at least 64 Kibit): about 0.4 % false positives when every
-        // aggregate has its own RPI, far fewer when RPIs repeat. 100,000 RPIs take 512 KiB, which
-        // stays in a core's L2 cache.
-        var filterWords = 1024
-        while filterWords * 64 < capacity * 32 { filterWords <<= 1 }
-        filter = .allocate(capacity: filterWords)
-        filter.initialize(repeating: 0)
-        filterShift = UInt64(64 - filterWords.trailingZeroBitCount)
-        // At most three quarters full even if every aggregate had its own RPI; real logs hear each
-        // RPI in several windows, so the table is usually far emptier.
-        var slotCount = 16
-        while slotCount < capacity + capacity / 3 { slotCount <<= 1 }
-        self.capacity = capacity
-        self.seed = (seed.0, seed.1 | 1)
-        shift = UInt64(64 - slotCount.trailingZeroBitCount)
-        slots = .allocate(capacity: slotCount)
-        slots.initialize(repeating: 0)
-        records = .allocate(byteCount: max(1, capacity) * SegmentFormat.recordSize, alignment: 16)
+    static func slotCount(holding count: Int) -> Int {
+        var slots = 1024
+        while slots * 3 / 4 < count { slots <<= 1 }
+        return slots
     }
 
-    deinit {
-        slots.deallocate()
-        records.deallocate()
-        filter.deallocate()
-    }
+    /// The table's size once it holds `count` fingerprints (with the old table while doubling).
+    static func bytes(holding count: Int) -> Int { slotCount(holding: count) * 8 * 3 / 2 }
 
-    var memoryBytes: Int { records.count + (slots.count + filter.count) * MemoryLayout<UInt64>.stride }
+    var memoryBytes: Int { slots.count * 8 }
 
-    var filterView: RPIFilter {
-        RPIFilter(words: UnsafePointer(filter.baseAddress!), shift: filterShift, seed: seed)
-    }
-
-    @inline(__always)
-    func mayContain(_ rpi: Bytes16) -> Bool {
-        filterView.mayContain(RollingProximityIdentifier(rpi))
-    }
-
-    @inline(__always)
-    private func filterProbe(_ rpi: Bytes16) -> (Int, UInt64) {
-        RPIFilter.probe(RPIFilter.hash(rpi, seed: seed), shift: filterShift)
-    }
-
-    /// Copies an intact aggregate record in and links it to its RPI. Records beyond the capacity
-    /// (a segment that grew since its size was read) wait for the next build.
-    func insert(_ raw: UnsafeRawPointer, dayIndex: UInt8) {
-        guard count < capacity else { return }
-        let destination = records.baseAddress! + count * SegmentFormat.recordSize
-        destination.copyMemory(from: raw, byteCount: SegmentFormat.recordSize)
-        destination.storeBytes(of: dayIndex, toByteOffset: SegmentFormat.AggregateField.reserved, as: UInt8.self)
-        let rpi = Bytes16(loadingFrom: destination + SegmentFormat.AggregateField.rpi)
-        let slot = findSlot(rpi)
+    /// Makes `record` the newest of `fingerprint`; returns the previous newest (0 for none).
+    mutating func insert(_ fingerprint: UInt32, record: UInt32) -> UInt32 {
+        let slot = find(fingerprint)
         let previous = slots[slot]
+        slots[slot] = UInt64(fingerprint) << 32 | UInt64(record)
         if previous == 0 {
             distinct += 1
-            let (word, bits) = filterProbe(rpi)
-            filter[word] |= bits
+            if distinct > slots.count * 3 / 4 { grow() }
         }
-        // The checksum field becomes the link to the RPI's previous aggregate (0 = none).
-        destination.storeBytes(of: UInt32(truncatingIfNeeded: previous), toByteOffset: SegmentFormat.AggregateField.checksum, as: UInt32.self)
-        slots[slot] = UInt64(Self.fingerprint(rpi)) << 32 | UInt64(count + 1)
-        count += 1
+        return UInt32(truncatingIfNeeded: previous)
     }
 
-    /// 1 + the index of the newest aggregate of `rpi`, or 0.
-    @inline(__always)
-    func head(of rpi: Bytes16) -> UInt32 {
-        UInt32(truncatingIfNeeded: slots[findSlot(rpi)])
+    func head(of fingerprint: UInt32) -> UInt32 {
+        UInt32(truncatingIfNeeded: slots[find(fingerprint)])
     }
 
-    @inline(__always)
-    func record(_ index: UInt32) -> UnsafeRawPointer {
-        UnsafeRawPointer(records.baseAddress! + Int(index) * SegmentFormat.recordSize)
-    }
-
-    /// The slot holding `rpi`, or the empty slot where it would go (linear probing).
-    @inline(__always)
-    private func findSlot(_ rpi: Bytes16) -> Int {
-        let fingerprint = UInt64(Self.fingerprint(rpi))
-        var index = Int(truncatingIfNeeded: hash(rpi) >> shift)
+    private func find(_ fingerprint: UInt32) -> Int {
         let mask = slots.count - 1
+        var index = Int(fingerprint >> UInt32(32 - bits))
         while true {
             let value = slots[index]
-            if value == 0 { return index }
-            if value >> 32 == fingerprint {
-                let head = Int(truncatingIfNeeded: value & 0xFFFF_FFFF) - 1
-                if Bytes16(loadingFrom: records.baseAddress! + head * SegmentFormat.recordSize + SegmentFormat.AggregateField.rpi) == rpi { return index }
-            }
+            if value == 0 || UInt32(truncatingIfNeeded: value >> 32) == fingerprint { return index }
             index = (index + 1) & mask
         }
     }
 
-    @inline(__always)
-    private func hash(_ rpi: Bytes16) -> UInt64 {
-        RPIFilter.hash(rpi, seed: seed)
+    private mutating func grow() {
+        let old = slots
+        bits += 1
+        slots = [UInt64](repeating: 0, count: old.count * 2)
+        for value in old where value != 0 {
+            slots[find(UInt32(truncatingIfNeeded: value >> 32))] = value
+        }
     }
 
-    @inline(__always)
-    private static func fingerprint(_ rpi: Bytes16) -> UInt32 {
-        UInt32(truncatingIfNeeded: rpi.words.1 >> 32)
+    func forEachFingerprint(_ body: (UInt32) -> Void) {
+        for value in slots where value != 0 { body(UInt32(truncatingIfNeeded: value >> 32)) }
     }
+}
+
+/// The blocked Bloom filter's words, sized from the distinct RPIs once the table is built: 32 bits
+/// an RPI (about 0.4 % false positives), at least 64 Kibit, at most 2^20 words.
+private struct BloomWords {
+    let words: UnsafeMutableBufferPointer<UInt64>
+    let shift: UInt32
+    let seed: (UInt64, UInt64)
+    private let owner: Owner
+
+    private final class Owner {
+        let words: UnsafeMutableBufferPointer<UInt64>
+        init(_ words: UnsafeMutableBufferPointer<UInt64>) { self.words = words }
+        deinit { words.deallocate() }
+    }
+
+    static func wordCount(holding count: Int) -> Int {
+        var words = 1024
+        while words * 64 < count * 32 && words < 1 << 20 { words <<= 1 }
+        return words
+    }
+
+    static func bytes(holding count: Int) -> Int { wordCount(holding: count) * 8 }
+
+    init(_ table: FingerprintTable, seed: (UInt64, UInt64)) {
+        let count = Self.wordCount(holding: table.distinct)
+        words = .allocate(capacity: count)
+        words.initialize(repeating: 0)
+        owner = Owner(words)
+        shift = UInt32(32 - count.trailingZeroBitCount)
+        self.seed = seed
+        let (words, shift) = (words, shift)
+        table.forEachFingerprint { fingerprint in
+            let (word, bits) = RPIFilter.probe(fingerprint, shift: shift)
+            words[word] |= bits
+        }
+    }
+
+    var memoryBytes: Int { words.count * 8 }
+
+    var filter: RPIFilter { RPIFilter(words: UnsafePointer(words.baseAddress!), shift: shift, seed: seed) }
 }
 
 /// The index's blocked Bloom filter as a plain value, so that code in other modules can inline the
@@ -217,10 +269,10 @@ private final class RecordTable {
 package struct RPIFilter: @unchecked Sendable {
     // @unchecked: the words are written only while the index is built, read-only afterwards.
     @usableFromInline let words: UnsafePointer<UInt64>
-    @usableFromInline let shift: UInt64
+    @usableFromInline let shift: UInt32
     @usableFromInline let seed: (UInt64, UInt64)
 
-    init(words: UnsafePointer<UInt64>, shift: UInt64, seed: (UInt64, UInt64)) {
+    init(words: UnsafePointer<UInt64>, shift: UInt32, seed: (UInt64, UInt64)) {
         self.words = words
         self.shift = shift
         self.seed = seed
@@ -229,7 +281,7 @@ package struct RPIFilter: @unchecked Sendable {
     /// No false negatives; about 0.4 % false positives.
     @inlinable @inline(__always)
     package func mayContain(_ rpi: RollingProximityIdentifier) -> Bool {
-        let (word, bits) = Self.probe(Self.hash(rpi.bytes, seed: seed), shift: shift)
+        let (word, bits) = Self.probe(UInt32(truncatingIfNeeded: Self.hash(rpi.bytes, seed: seed) &>> 32), shift: shift)
         return words[word] & bits == bits
     }
 
@@ -240,12 +292,12 @@ package struct RPIFilter: @unchecked Sendable {
         ((rpi.words.0 ^ seed.0) &* 0x9E37_79B9_7F4A_7C15) ^ (rpi.words.1 &* seed.1)
     }
 
-    /// The filter word of a hash and the two bits in it: the word from the top bits, the bits from
-    /// the twelve below the top twenty-four (filters stay under 2^24 words).
+    /// The filter word of a fingerprint (its top bits) and the two bits in it (its low twelve
+    /// bits: the word takes at most twenty).
     @inlinable @inline(__always)
-    static func probe(_ hash: UInt64, shift: UInt64) -> (Int, UInt64) {
+    static func probe(_ fingerprint: UInt32, shift: UInt32) -> (Int, UInt64) {
         // Masking shifts: the amounts are in range by construction, so no over-shift checks.
-        let bits = (1 as UInt64) &<< (hash &>> 28) | (1 as UInt64) &<< (hash &>> 34)
-        return (Int(truncatingIfNeeded: hash &>> shift), bits)
+        let bits = (1 as UInt64) &<< UInt64(fingerprint & 63) | (1 as UInt64) &<< UInt64((fingerprint &>> 6) & 63)
+        return (Int(truncatingIfNeeded: fingerprint &>> shift), bits)
     }
 }

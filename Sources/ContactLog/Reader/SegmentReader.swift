@@ -20,10 +20,21 @@ enum SegmentReader {
     ///
     /// - Parameter visit: called for each intact record whose times fall in the day, in file order.
     static func scan(path: String, day: UTCDay, visit: (RawRecord) -> Void) -> SegmentReport {
-        let file: AppendOnlyFile
+        do {
+            return scan(file: try AppendOnlyFile(path: path, mode: .readOnly), day: day, visit: visit)
+        } catch {
+            var report = SegmentReport(day: day, path: path, size: 0)
+            report.unreadable = "\(error)"
+            return report
+        }
+    }
+
+    /// Scans an open segment (the matching index reads its records again later through the same
+    /// descriptor, so a file renamed or replaced meanwhile cannot mix two files' offsets).
+    static func scan(file: AppendOnlyFile, day: UTCDay, visit: (RawRecord) -> Void) -> SegmentReport {
+        let path = file.path
         var report = SegmentReport(day: day, path: path, size: 0)
         do {
-            file = try AppendOnlyFile(path: path, mode: .readOnly)
             report.size = try file.size()
         } catch {
             report.unreadable = "\(error)"

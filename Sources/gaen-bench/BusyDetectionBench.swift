@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+import ArgumentParser
+import BaselineC
+import ContactLog
+import ENCore
+import Foundation
+import Glibc
+import KeyFiles
+import Storage
+import SystemCalls
+
+/// Detection on a crowded fortnight: `gaenctl tools match` (the release binary beside this one) as
+/// a process, its peak RSS and time, for logs and key counts of every size asked, beside the plain
+/// C loop's matching time on the same keys.
+struct BusyDetectionBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "busy-detection",
+        abstract: "Detection of a busy fortnight: peak RSS and time of gaenctl tools match, beside a plain C loop.")
+
+    @Option(parsing: .upToNextOption, help: "Aggregates in the 14-day log (each size is a run).")
+    var aggregates: [Int] = [250_000, 2_500_000, 10_000_000]
+
+    @Option(parsing: .upToNextOption, help: "Diagnosis keys (each count is a run with every log size).")
+    var keys: [Int] = [100_000, 1_400_000]
+
+    @Option(help: "Where to write the fixtures (a fresh folder inside, removed after).")
+    var directory = FileManager.default.currentDirectoryPath + "/.build"
+
+    func run() async throws {
+        let root = directory + "/gaen-bench-busy-\(getpid())"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let today = UTCDay(containing: SystemWallClock().now())
+        let gaenctl = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path + "/gaenctl"
+        print("gaen-bench busy-detection: gaenctl tools match as a process (\(gaenctl)), one planted exposure heard 20 times")
+        print("  aggregates   keys        peak RSS   time      plain C loop (matching only, 1 core)")
+        var failed = false
+        for keyCount in keys {
+            for aggregateCount in aggregates {
+                let folder = root + "/\(aggregateCount)-\(keyCount)"
+                let fixture = try await BusyFortnight(root: folder, aggregates: aggregateCount, keys: keyCount, lastDay: today)
+                let arguments = [
+                    "tools", "match", "--data-dir", fixture.data, "--config", fixture.configuration, "--public-key", fixture.publicKey,
+                    "--key-id", "310", "--key-version", "v1", "--today", "\(today)",
+                ] + fixture.keyFiles
+                let run = try ChildRun(gaenctl, arguments)
+                let exposed = run.output.contains("exposure days: \(fixture.exposureDay)")
+                if !exposed { failed = true }
+                let plain = try Self.plainLoop(fixture)
+                print(
+                    "  \(Self.pad(Figures.grouped(Double(aggregateCount)), 12)) \(Self.pad(Figures.grouped(Double(keyCount)), 11)) "
+                        + "\(Self.pad("\(run.peakKiB / 1024) MiB", 10)) \(Self.pad(Figures.decimals(run.seconds, 2) + " s", 9)) "
+                        + "\(Figures.decimals(plain, 2)) s\(exposed ? "" : "   (exposure NOT found: \(run.output.prefix(200)))")")
+                try? FileManager.default.removeItem(atPath: folder)
+            }
+        }
+        if failed { throw ExitCode.failure }
+    }
+
+    static func pad(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+    }
+
+    /// The plain loop's matching time on the fixture's keys: HKDF and 144 RPIs a key, each looked
+    /// up in a hash set of the log's distinct RPIs, in C on one core (reading the files not counted).
+    static func plainLoop(_ fixture: BusyFortnight) throws -> Double {
+        var rpis = Set<Bytes16>()
+        try ContactLogReader(dataDirectory: DataDirectory(path: fixture.data)).forEachRecord { record in
+            if case .aggregate(let aggregate) = record { rpis.insert(aggregate.rpi.bytes) }
+        }
+        let rpiBytes = rpis.flatMap(\.bytes)
+        var teks = [UInt8]()
+        var starts = [UInt32]()
+        for file in fixture.keyFiles {
+            let export = try KeyFile(zip: [UInt8](Data(contentsOf: URL(fileURLWithPath: file))), policy: SignaturePolicy(trustedKeys: [])).export
+            for key in export.keys {
+                teks += key.key.keyData.bytes
+                starts.append(key.key.rollingStartIntervalNumber.rawValue)
+            }
+        }
+        let set = cgaend_bench_set_build(rpiBytes, rpiBytes.count / 16)
+        defer { cgaend_bench_set_free(set) }
+        let clock = ContinuousClock()
+        let time = clock.measure { _ = cgaend_bench_plain_match(teks, starts, starts.count, set) }
+        return Figures.seconds(time)
+    }
+}
+
+/// A program run to its end with its output, wall time and peak RSS (wait4's rusage, exactly this
+/// child's).
+struct ChildRun {
+    let output: String
+    let status: Int32
+    let seconds: Double
+    let peakKiB: Int
+
+    init(_ program: String, _ arguments: [String]) throws {
+        let outputPath = NSTemporaryDirectory() + "gaen-bench-child-\(getpid()).out"
+        defer { unlink(outputPath) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let argv = ([program] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid = pid_t()
+        let start = ContinuousClock.now
+        let spawned = posix_spawn(&pid, program, &actions, nil, argv, environ)
+        guard spawned == 0 else { throw ValidationError("\(program): posix_spawn failed (errno \(spawned))") }
+        var status: Int32 = 0
+        var usage = rusage()
+        while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
+        seconds = Figures.seconds(ContinuousClock.now - start)
+        self.status = status
+        peakKiB = usage.ru_maxrss
+        output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+    }
+}
+
+/// Writes a busy fortnight for the process suites (`BusyFortnight`) and prints its key files, one a
+/// line, after the line `exposure-day YYYY-MM-DD`.
+struct BusyFixtureCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "busy-fixture", abstract: "Write a busy fortnight's log, key files, public key and configuration (for tests).")
+
+    @Option(help: "The folder to write into (data/, keys-N.zip, export.pem, config.json).")
+    var out: String
+
+    @Option(help: "Aggregates in the 14-day log.")
+    var aggregates = 2_500_000
+
+    @Option(help: "Diagnosis keys, in files of at most 700,000.")
+    var keys = 1_400_000
+
+    func run() async throws {
+        let fixture = try await BusyFortnight(root: out, aggregates: aggregates, keys: keys, lastDay: UTCDay(containing: SystemWallClock().now()))
+        print("exposure-day \(fixture.exposureDay)")
+        for file in fixture.keyFiles { print(file) }
+    }
+}
