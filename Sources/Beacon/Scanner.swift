@@ -118,6 +118,15 @@ package actor Scanner {
             logger.debug("a window heard on an untrusted clock is not kept", metadata: ["aggregates": "\(aggregates.count)"])
         }
         previousScan = (end, current.held)
+        if record.droppedRPIs > 0 {
+            // One line a flooded window, whatever the flood's rate (the counts are in the log too).
+            logger.warning(
+                "scan window over its cap of distinct RPIs: the weakest dropped",
+                metadata: [
+                    "cap": "\(current.aggregator.capacity)", "rpis.dropped": "\(record.droppedRPIs)",
+                    "reports.dropped": "\(record.droppedReports)", "reports": "\(record.exposureNotificationReports)",
+                ])
+        }
         if current.aggregator.malformed > 0 {
             logger.debug("malformed GAEN frames dropped", metadata: ["frames": "\(current.aggregator.malformed)"])
         }

@@ -44,7 +44,7 @@ struct LogStatsTool: ParsableCommand {
             print("no contact log records in \(reader.directory.path)")
             return
         }
-        print("period                aggregates  distinct RPIs  scan windows  reports  listening (s)")
+        print("period                aggregates  distinct RPIs  scan windows  reports  listening (s)  dropped RPIs")
         for day in days {
             print(Self.row(day.description, statistics.days[day]!))
             for (hour, counts) in hours(of: day) {
@@ -62,11 +62,13 @@ struct LogStatsTool: ParsableCommand {
             ("aggregates", .int(Int64(counts.aggregates))), ("distinct_rpis", .int(Int64(counts.distinctRPIs))),
             ("scan_windows", .int(Int64(counts.scanWindows))), ("reports", .int(Int64(counts.reports))),
             ("scan_reports", .int(Int64(counts.scanReports))), ("listening_seconds", .int(counts.listeningMilliseconds / 1000)),
+            ("dropped_rpis", .int(Int64(counts.droppedRPIs))), ("dropped_reports", .int(Int64(counts.droppedReports))),
         ]
     }
 
     static func row(_ label: String, _ counts: ContactLogStatistics.Counts) -> String {
         pad(label, 21) + " " + pad(String(counts.aggregates), 11) + " " + pad(String(counts.distinctRPIs), 14) + " "
-            + pad(String(counts.scanWindows), 13) + " " + pad(String(counts.reports), 8) + " " + String(counts.listeningMilliseconds / 1000)
+            + pad(String(counts.scanWindows), 13) + " " + pad(String(counts.reports), 8) + " " + pad(String(counts.listeningMilliseconds / 1000), 14)
+            + " " + String(counts.droppedRPIs)
     }
 }

@@ -60,6 +60,8 @@ enum RecordCodec {
             raw.storeBytes(of: window.aggregates.littleEndian, toByteOffset: Field.aggregates, as: UInt32.self)
             raw.storeBytes(of: previousScanOffset(window.previousScanEnd, day: day).littleEndian, toByteOffset: Field.previousScanEnd, as: Int32.self)
             raw.storeBytes(of: window.monotonicMilliseconds.littleEndian, toByteOffset: Field.monotonicMilliseconds, as: UInt32.self)
+            raw.storeBytes(of: window.droppedReports.littleEndian, toByteOffset: Field.droppedReports, as: UInt32.self)
+            raw.storeBytes(of: window.droppedRPIs.littleEndian, toByteOffset: Field.droppedRPIs, as: UInt32.self)
         }
     }
 
@@ -154,7 +156,9 @@ enum RecordCodec {
                     exposureNotificationReports: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: Field.exposureNotificationReports, as: UInt32.self)),
                     aggregates: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: Field.aggregates, as: UInt32.self)),
                     previousScanEnd: previous(Field.previousScanEnd),
-                    monotonicMilliseconds: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: Field.monotonicMilliseconds, as: UInt32.self))))
+                    monotonicMilliseconds: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: Field.monotonicMilliseconds, as: UInt32.self)),
+                    droppedReports: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: Field.droppedReports, as: UInt32.self)),
+                    droppedRPIs: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: Field.droppedRPIs, as: UInt32.self))))
         case nil:
             throw .corrupt("unknown record type \(type)")
         }

@@ -67,6 +67,11 @@ enum SegmentFormat {
         static let aggregates = 20
         static let previousScanEnd = 24
         static let monotonicMilliseconds = 28
+        /// GAEN reports not kept because the window was over its cap of distinct RPIs (0 from
+        /// writers before the cap, which dropped nothing).
+        static let droppedReports = 32
+        /// RPIs turned away or evicted when the window was over its cap.
+        static let droppedRPIs = 36
     }
 
     // MARK: Header

@@ -50,11 +50,19 @@ package struct ScanWindowRecord: Hashable, Sendable {
     package var previousScanEnd: UnixTime?
     /// The window's length measured on the monotonic clock, in milliseconds.
     package var monotonicMilliseconds: UInt32
+    /// GAEN reports not kept because the window was over its cap of distinct RPIs
+    /// (`ScanWindowAggregator.maximumRPIs`).
+    package var droppedReports: UInt32
+    /// RPIs turned away or evicted when the window was over its cap (one that came back and was
+    /// dropped again counts again).
+    package var droppedRPIs: UInt32
 
     package init(
         start: UnixTime, end: UnixTime, reports: UInt32, exposureNotificationReports: UInt32, aggregates: UInt32,
-        previousScanEnd: UnixTime?, monotonicMilliseconds: UInt32
+        previousScanEnd: UnixTime?, monotonicMilliseconds: UInt32, droppedReports: UInt32 = 0, droppedRPIs: UInt32 = 0
     ) {
+        self.droppedReports = droppedReports
+        self.droppedRPIs = droppedRPIs
         self.start = start
         self.end = end
         self.reports = reports

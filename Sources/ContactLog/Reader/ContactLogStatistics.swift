@@ -17,6 +17,9 @@ package struct ContactLogStatistics: Sendable {
         package var scanReports = 0
         /// Time spent listening, summed over the scan windows (monotonic clock), milliseconds.
         package var listeningMilliseconds: Int64 = 0
+        /// GAEN reports not kept, and RPIs turned away, because a window was over its cap.
+        package var droppedReports = 0
+        package var droppedRPIs = 0
 
         package init() {}
 
@@ -29,6 +32,8 @@ package struct ContactLogStatistics: Sendable {
             scanWindows += 1
             scanReports += Int(window.reports)
             listeningMilliseconds += Int64(window.monotonicMilliseconds)
+            droppedReports += Int(window.droppedReports)
+            droppedRPIs += Int(window.droppedRPIs)
         }
     }
 

@@ -114,6 +114,7 @@ package struct HeardSummary: Sendable, Equatable {
             [
                 ("sightings", .int(Int64(counts.aggregates))), ("distinct_rpis", .int(Int64(counts.distinctRPIs))),
                 ("scan_windows", .int(Int64(counts.scanWindows))), ("listening_seconds", .int(counts.listeningMilliseconds / 1000)),
+                ("dropped_rpis", .int(Int64(counts.droppedRPIs))), ("dropped_reports", .int(Int64(counts.droppedReports))),
             ]
         }
         return .object(

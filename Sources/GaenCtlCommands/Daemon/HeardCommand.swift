@@ -74,6 +74,8 @@ struct HeardReport {
     var distinctRPIs: Int
     var scanWindows: Int
     var listeningSeconds: Int
+    var droppedRPIs: Int
+    var droppedReports: Int
     var hours: [Hour]
     var rssi: [Bucket]
     var rssiUnknown: Int
@@ -89,6 +91,8 @@ struct HeardReport {
         distinctRPIs = object["distinct_rpis"] as? Int ?? 0
         scanWindows = object["scan_windows"] as? Int ?? 0
         listeningSeconds = object["listening_seconds"] as? Int ?? 0
+        droppedRPIs = object["dropped_rpis"] as? Int ?? 0
+        droppedReports = object["dropped_reports"] as? Int ?? 0
         rssiUnknown = object["rssi_unknown"] as? Int ?? 0
         self.hours = hours.map {
             Hour(start: UInt64(max(0, $0["start"] as? Int ?? 0)), sightings: $0["sightings"] as? Int ?? 0, distinctRPIs: $0["distinct_rpis"] as? Int ?? 0)
@@ -102,6 +106,13 @@ struct HeardReport {
             "heard by gaend on \(busName), \(Output.time(since)) to \(Output.time(until))",
             "\(sightings) sighting\(sightings == 1 ? "" : "s") of \(distinctRPIs) distinct RPI\(distinctRPIs == 1 ? "" : "s") "
                 + "in \(scanWindows) scan window\(scanWindows == 1 ? "" : "s") (\(listeningSeconds / 60) min listening)",
+        ]
+        if droppedRPIs > 0 {
+            lines.append(
+                "\(droppedRPIs) RPI\(droppedRPIs == 1 ? "" : "s") dropped (\(droppedReports) report\(droppedReports == 1 ? "" : "s")): "
+                    + "scan windows over their cap of distinct RPIs kept the strongest")
+        }
+        lines += [
             "",
             "hour (UTC)        sightings per hour (distinct RPIs)",
         ]
