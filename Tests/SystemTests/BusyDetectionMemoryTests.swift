@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+import Foundation
+import GaendTestSupport
+import Glibc
+import Testing
+
+/// The wearer who met the most people, on the smallest Pi: the release gaend in a memory cgroup of
+/// the unit's 128 MiB detects an exposure in a crowded fortnight (2.5 M aggregates, 1.4 M keys in
+/// two signed files). Before matching read the log from disk (issue 35), the index held every
+/// record and the kernel killed gaend during this detection, at every restart.
+@Suite(.ownThreads) struct BusyDetectionMemoryTests {
+    @Test func aCrowdedFortnightIsDetectedUnderTheUnitsMemoryLimit() async throws {
+        guard ProcessInfo.processInfo.environment["GAEND_PRODUCTS_DIR"] != nil, !BuildUnderTest.isSanitized else {
+            print("skipped: memory figures are for the release binaries (GAEND_PRODUCTS_DIR), not a debug or sanitized build")
+            return
+        }
+        let directory = try TemporaryDirectory()
+        guard let cgroup = MemoryCgroup(name: "gaend-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))", limitBytes: 128 << 20) else {
+            print("skipped: no memory cgroup can be made here (needs root and cgroup v1's or v2's memory controller)")
+            return
+        }
+        defer { cgroup.remove() }
+
+        let fixture = try ToolRunner.run("gaen-bench", ["busy-fixture", "--out", directory.path], limit: 300)
+        #expect(fixture.status == 0, "\(fixture.standardError)")
+        let lines = fixture.standardOutput.split(separator: "\n").map(String.init)
+        let day = try #require(lines.first?.split(separator: " ").last.map(String.init))
+        let files = lines.dropFirst()
+        #expect(files.count == 2)
+        let server = try HTTPFixture()
+        var routes = ["/index.txt": HTTPFixture.Route.text(files.map { URL(fileURLWithPath: $0).lastPathComponent }.joined(separator: "\n"))]
+        for file in files {
+            routes["/" + URL(fileURLWithPath: file).lastPathComponent] = HTTPFixture.Route(
+                body: [UInt8](try Data(contentsOf: URL(fileURLWithPath: file))))
+        }
+        try await server.set(routes)
+
+        // gaend is moved into the group by the shell that then becomes it.
+        let harness = try ManagerHarness(
+            directory: directory, launcher: ["/bin/sh", "-c", "echo $$ > \(cgroup.procs) && exec \"$0\" \"$@\""],
+            ["--radio", "none", "--index-url", server.baseURL + "/index.txt", "--export-key", "310:v1:\(directory.path)/export.pem", "--enable", "true"])
+        defer { _ = harness.stop() }
+        let members = (try? String(contentsOfFile: cgroup.procs, encoding: .utf8)) ?? ""
+        #expect(members.split(separator: "\n").contains("\(harness.daemon.processIdentifier)"), "gaend is not in \(cgroup.path)")
+
+        let detected = try harness.ctl(["detect"])
+        #expect(detected.status == 0, "\(detected.standardError)\n\(harness.stderr.suffix(2000))")
+        #expect(detected.standardOutput.contains("files: 2, keys: 1400000, matched keys: 1"), "\(detected.standardOutput)")
+        #expect(detected.standardOutput.contains("exposure on \(day)"), "\(detected.standardOutput)")
+        #expect(harness.daemon.isRunning)
+        #expect(cgroup.oomKills == 0)
+        let status = try harness.status()
+        #expect(status["exposure_days"] as? [String] == [day])
+        let peak = cgroup.peakBytes ?? 0
+        print("gaend detected the busy fortnight in a 128 MiB cgroup: peak \(peak >> 20) MiB (page cache included)")
+    }
+}
