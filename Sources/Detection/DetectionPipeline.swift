@@ -80,8 +80,9 @@ package enum DetectionError: Error, Sendable, CustomStringConvertible {
 /// stored result is not matched again, a later copy of it (or of a key matched earlier in the same
 /// run) can only revise its report type, and `revised_keys` revise stored results and are never
 /// matched. Files are matched one at a time, their keys streamed from export.bin a round at a time
-/// (`keysPerRound`), so a file's keys are never all in memory; a file's keys are read only after its
-/// signature verified over export.bin's raw bytes. A file that does not verify, or whose batch is
+/// (`keysPerRound`), so a file's keys are never all in memory, and export.bin is streamed from the
+/// archive (`StreamedKeyFile`, `ExportStream`), so neither is the file; a file's keys are read only
+/// after its signature verified over export.bin's raw bytes. A file that does not verify, or whose batch is
 /// incomplete, is not matched and is reported with its verdict (and 0 keys when they were not read).
 package struct DetectionPipeline: Sendable {
     package var reader: ContactLogReader
@@ -129,12 +130,12 @@ package struct DetectionPipeline: Sendable {
         for source in files {
             let name = source.name
             do {
-                let file = try JudgedKeyFile(zip: try source.bytes(), policy: policy)
+                let file = try StreamedKeyFile(archive: try source.archive(), policy: policy)
                 guard file.verdict.isVerified else {
                     verdicts.append(KeyFileOutcome(name: name, verdict: file.verdict, keys: 0, ignoredEntries: file.ignoredEntries))
                     continue
                 }
-                let keys = try file.reader.check().keys
+                let keys = try file.check().keys
                 verdicts.append(KeyFileOutcome(name: name, verdict: file.verdict, keys: keys, ignoredEntries: file.ignoredEntries))
                 verifiedHeaders.append((name, file.header))
             } catch {
@@ -165,14 +166,14 @@ package struct DetectionPipeline: Sendable {
         var progressState = (done: 0, total: 0)
         for source in matched {
             let name = source.name
-            let reader: ExportReader
+            let entries: KeyFileEntries
             do {
-                reader = try ExportReader(KeyFileArchive(zip: try source.bytes()).exportBinary)
+                entries = try KeyFileEntries(archive: source.archive())
             } catch {
                 throw .keyFile(name: name, error)
             }
             try await matchKeys(
-                of: reader, name: name, matcher: matcher, into: &results, now: now, v2: v2, statistics: &statistics,
+                of: entries, name: name, matcher: matcher, into: &results, now: now, v2: v2, statistics: &statistics,
                 progressState: &progressState, progress: progress)
         }
         results.age(today: UTCDay(containing: now))
@@ -188,9 +189,9 @@ package struct DetectionPipeline: Sendable {
         statistics: inout MatchStatistics
     ) async throws(DetectionError) {
         let name = source.name
-        var keys: KeyStream
+        let keys: StreamedKeys
         do {
-            keys = try ExportReader(KeyFileArchive(zip: try source.bytes()).exportBinary).keys()
+            keys = try ExportStream.keys(KeyFileEntries(archive: source.archive()))
         } catch {
             throw .keyFile(name: name, error)
         }
@@ -230,11 +231,16 @@ package struct DetectionPipeline: Sendable {
     /// matched, as the first, and then revises it), and each round's matches are stored in the
     /// file's order before the next round is read.
     func matchKeys(
-        of reader: ExportReader, name: String, matcher: Matcher, into results: inout ExposureResults, now: UnixTime, v2: V2Configuration,
+        of entries: KeyFileEntries, name: String, matcher: Matcher, into results: inout ExposureResults, now: UnixTime, v2: V2Configuration,
         statistics: inout MatchStatistics, progressState: inout (done: Int, total: Int),
         progress: (@Sendable (_ keysDone: Int, _ keysTotal: Int) -> Void)?
     ) async throws(DetectionError) {
-        var keys = reader.keys()
+        let keys: StreamedKeys
+        do {
+            keys = try ExportStream.keys(entries)
+        } catch {
+            throw .keyFile(name: name, error)
+        }
         var storedInThisFile = Set<Bytes16>()
         var round = [DiagnosisKey]()
         round.reserveCapacity(keysPerRound)
@@ -271,8 +277,8 @@ package struct DetectionPipeline: Sendable {
             for key in toRevise where results.revise(key, configuration: v2) { statistics.revisions += 1 }
         }
         // revised_keys relabel what is stored and are never matched (GMS matches `keys` only).
-        var revisedKeys = reader.keys(revised: true)
         do {
+            let revisedKeys = try ExportStream.keys(entries, revised: true)
             while let key = try revisedKeys.next() {
                 if results.revise(key, configuration: v2) {
                     statistics.revisions += 1

@@ -47,6 +47,25 @@ package final class ECDSAPublicKey: @unchecked Sendable {
         return result == 1
     }
 
+    /// The ECDSA check of `signature` over a digest already computed with `md`.
+    func verifyPrehashed(signature: [UInt8], hash: [UInt8], md: OpaquePointer?) -> Bool {
+        guard let context = EVP_PKEY_CTX_new(key, nil) else { return false }
+        defer { EVP_PKEY_CTX_free(context) }
+        guard EVP_PKEY_verify_init(context) == 1, EVP_PKEY_CTX_set_signature_md(context, md) == 1 else {
+            ERR_clear_error()
+            return false
+        }
+        let result = signature.withUnsafeBytes { sig in
+            hash.withUnsafeBytes { digest in
+                EVP_PKEY_verify(
+                    context, sig.baseAddress?.assumingMemoryBound(to: UInt8.self), sig.count,
+                    digest.baseAddress?.assumingMemoryBound(to: UInt8.self), digest.count)
+            }
+        }
+        ERR_clear_error()
+        return result == 1
+    }
+
     /// The key as PEM.
     package var pem: String { Self.writePEM(key) { PEM_write_bio_PUBKEY($0, $1) } }
 

@@ -42,10 +42,11 @@ struct MatchTool: AsyncParsableCommand {
         let configuration = try readExposureConfiguration(config)
         // A given day is scored as at its noon, so whole days from a key's start are the days between.
         let now = try parseDay(today, argument: "--today").map { $0.start.adding(seconds: 43_200) } ?? SystemWallClock().now()
-        var inputs = [(name: String, bytes: [UInt8])]()
+        // Read from disk as the daemon reads its spool: a range at a time, never a file whole.
+        var inputs = [KeyFileSource]()
         for path in files {
-            guard let data = FileManager.default.contents(atPath: path) else { throw OperationError("\(path) cannot be read") }
-            inputs.append((path, [UInt8](data)))
+            guard FileManager.default.isReadableFile(atPath: path) else { throw OperationError("\(path) cannot be read") }
+            inputs.append(KeyFileSource(name: path, path: path))
         }
         let directory = try LogToolOptions.existingDirectory(dataDir)
         let pipeline = DetectionPipeline(
@@ -53,7 +54,7 @@ struct MatchTool: AsyncParsableCommand {
             parallelism: ProcessInfo.processInfo.activeProcessorCount)
         let result: DetectionResult
         do {
-            result = try await pipeline.run(files: inputs, configuration: configuration, now: now).result
+            result = try await pipeline.run(sources: inputs, configuration: configuration, now: now).result
         } catch {
             throw OperationError("\(error)")
         }

@@ -42,3 +42,43 @@ package struct JudgedKeyFile: Sendable {
         verdict = policy.verdict(exportBinary: archive.exportBinary, exportSignature: archive.exportSignature, export: reader.header)
     }
 }
+
+/// A key file judged as detection reads it, from its archive's bytes in memory or on disk, never
+/// holding the archive or export.bin whole: the entries judged, export.sig read, then export.bin
+/// streamed once for its header fields, its key messages counted and the digests its signatures
+/// need (`ExportStream`). Its keys are read again, as streams, only when it verified.
+package struct StreamedKeyFile: Sendable {
+    package var verdict: Verdict
+    /// The header fields, no keys.
+    package var header: KeyExport
+    /// Key messages (keys and revised keys), valid or not.
+    package var keyMessages: Int
+    package var revisedKeyMessages: Int
+    package let entries: KeyFileEntries
+    /// Known app signatures the archive carried beside the export pair, not read.
+    package var ignoredEntries: [String] { entries.ignoredEntries }
+
+    package init(archive: ArchiveBytes, policy: SignaturePolicy) throws(KeyFileError) {
+        entries = try KeyFileEntries(archive: archive)
+        let plan = policy.plan(exportSignature: try entries.exportSignature())
+        let judged = try ExportStream.judge(entries, digests: plan.digests)
+        header = judged.header
+        keyMessages = judged.keyMessages
+        revisedKeyMessages = judged.revisedKeyMessages
+        verdict = policy.verdict(plan, hashes: judged.hashes, export: judged.header)
+    }
+
+    /// Every key and revised key validated, none kept: how many are valid, and how many dropped.
+    package func check() throws(KeyFileError) -> (keys: Int, revisedKeys: Int, dropped: Int) {
+        var counts = (keys: 0, revisedKeys: 0, dropped: 0)
+        let keys = try ExportStream.keys(entries)
+        while try keys.next() != nil { counts.keys += 1 }
+        counts.dropped = keys.droppedCount
+        if revisedKeyMessages > 0 {
+            let revised = try ExportStream.keys(entries, revised: true)
+            while try revised.next() != nil { counts.revisedKeys += 1 }
+            counts.dropped += revised.droppedCount
+        }
+        return counts
+    }
+}

@@ -43,6 +43,9 @@ package enum KeyFileLimits {
     package static let maximumSignatureInfos = 100
     /// export.bin's region and each string of a signature info.
     package static let maximumHeaderStringBytes = 1024
+    /// The longest key, revised key or signature info message. A real key is about 30 bytes and a
+    /// signature info a few hundred; detection streams export.bin and holds one message at a time.
+    package static let maximumMessageBytes = 64 * 1024
     /// Dropped keys whose reason is kept; all are counted (`KeyExport.droppedCount`).
     package static let maximumDroppedReasons = 1000
 }

@@ -44,15 +44,27 @@ import Testing
         let members = (try? String(contentsOfFile: cgroup.procs, encoding: .utf8)) ?? ""
         #expect(members.split(separator: "\n").contains("\(harness.daemon.processIdentifier)"), "gaend is not in \(cgroup.path)")
 
+        let idle = Self.highWater(of: harness.daemon.processIdentifier)
         let detected = try harness.ctl(["detect"])
         #expect(detected.status == 0, "\(detected.standardError)\n\(harness.stderr.suffix(2000))")
         #expect(detected.standardOutput.contains("files: 2, keys: 1400000, matched keys: 1"), "\(detected.standardOutput)")
         #expect(detected.standardOutput.contains("exposure on \(day)"), "\(detected.standardOutput)")
         #expect(harness.daemon.isRunning)
         #expect(cgroup.oomKills == 0)
-        let status = try harness.status()
-        #expect(status["exposure_days"] as? [String] == [day])
+        #expect(try harness.status()["exposure_days"] as? [String] == [day])
         let peak = cgroup.peakBytes ?? 0
-        print("gaend detected the busy fortnight in a 128 MiB cgroup: peak \(peak >> 20) MiB (page cache included)")
+        let highWater = Self.highWater(of: harness.daemon.processIdentifier)
+        print(
+            "gaend detected the busy fortnight in a 128 MiB cgroup: VmHWM \(idle / 1024) MiB before, \(highWater / 1024) MiB after; "
+                + "cgroup peak \(peak >> 20) MiB (page cache included)")
+        // Issue 35's goal for this case: 64 MiB at the peak, gaend's idle 40 MiB included.
+        #expect(highWater <= 64 * 1024, "VmHWM \(highWater) kB")
+    }
+
+    /// VmHWM of a process, kB (0 when it cannot be read).
+    static func highWater(of pid: Int32) -> Int {
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }
+        return line.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? 0
     }
 }

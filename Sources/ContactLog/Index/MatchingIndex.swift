@@ -37,9 +37,10 @@ package final class MatchingIndex: @unchecked Sendable {
     /// The first record number of each day's segment (a record's number is its base plus its
     /// position in the file, counted in records after the header).
     private let bases: [Int]
-    /// For each record number: 1 + the number of the previous record with the same fingerprint, 0
-    /// for none (and for records that are not aggregates).
-    private let links: [UInt32]
+    /// For each day's records, by position: 1 + the number of the previous record with the same
+    /// fingerprint, 0 for none (and for records that are not aggregates). One exact array a day, so
+    /// that the build never copies a growing array.
+    private let links: [[UInt32]]
     private let table: FingerprintTable
     private let bloom: BloomWords
 
@@ -57,7 +58,8 @@ package final class MatchingIndex: @unchecked Sendable {
     init(reader: ContactLogReader, candidates: ArraySlice<(UTCDay, String)>, budgetBytes: Int, seed: (UInt64, UInt64)) {
         let seed = (seed.0, seed.1 | 1)
         var table = FingerprintTable()
-        var links = [UInt32]()
+        var links = [[UInt32]]()
+        var linkCount = 0
         var files = [AppendOnlyFile]()
         var bases = [Int]()
         var days = [UTCDay]()
@@ -80,13 +82,13 @@ package final class MatchingIndex: @unchecked Sendable {
             }
             let records = max(0, Int(size) - SegmentFormat.headerSize) / SegmentFormat.recordSize
             if !files.isEmpty,
-                links.count * 4 + records * 4 + FingerprintTable.bytes(holding: table.distinct + records)
+                linkCount * 4 + records * 4 + FingerprintTable.bytes(holding: table.distinct + records)
                     + BloomWords.bytes(holding: table.distinct + records) > budgetBytes
             {
                 break
             }
-            let base = links.count
-            links.append(contentsOf: repeatElement(0, count: records))
+            let base = linkCount
+            var dayLinks = [UInt32](repeating: 0, count: records)
             let report = SegmentReader.scan(file: file, day: day) { record in
                 guard record.type == .aggregate else { return }
                 let number = Int(record.offset - Int64(SegmentFormat.headerSize)) / SegmentFormat.recordSize
@@ -94,10 +96,12 @@ package final class MatchingIndex: @unchecked Sendable {
                 guard number < records else { return }
                 let rpi = Bytes16(loadingFrom: record.raw + SegmentFormat.AggregateField.rpi)
                 let fingerprint = UInt32(truncatingIfNeeded: RPIFilter.hash(rpi, seed: seed) >> 32)
-                links[base + number] = table.insert(fingerprint, record: UInt32(base + number + 1))
+                dayLinks[number] = table.insert(fingerprint, record: UInt32(base + number + 1))
                 aggregates += 1
             }
             reports.append(report)
+            links.append(dayLinks)
+            linkCount += records
             files.append(file)
             bases.append(base)
             days.append(day)
@@ -139,7 +143,6 @@ package final class MatchingIndex: @unchecked Sendable {
         var raw = (UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0))
         while link != 0 {
             let number = Int(link) - 1
-            link = links[number]
             // The day: the last base at or below the number.
             var low = 0
             var high = bases.count - 1
@@ -147,6 +150,7 @@ package final class MatchingIndex: @unchecked Sendable {
                 let middle = (low + high + 1) / 2
                 if bases[middle] <= number { low = middle } else { high = middle - 1 }
             }
+            link = links[low][number - bases[low]]
             let offset = Int64(SegmentFormat.headerSize + (number - bases[low]) * SegmentFormat.recordSize)
             let decoded: ContactLogRecord? = withUnsafeMutableBytes(of: &raw) { buffer in
                 guard (try? files[low].read(into: buffer, at: offset)) == SegmentFormat.recordSize, RecordCodec.isIntact(buffer.baseAddress!),
@@ -160,7 +164,7 @@ package final class MatchingIndex: @unchecked Sendable {
     }
 
     /// Bytes the index holds: the links, the table and the filter.
-    package var memoryBytes: Int { links.count * 4 + table.memoryBytes + bloom.memoryBytes }
+    package var memoryBytes: Int { links.reduce(0) { $0 + $1.count * 4 } + table.memoryBytes + bloom.memoryBytes }
 }
 
 /// Fingerprint → newest record, open addressing with linear probing, at most three quarters full;

@@ -7,7 +7,7 @@ import Storage
 /// reporting everything else. Changes nothing on disk.
 enum SegmentReader {
     /// Records are read in chunks of this many bytes (a multiple of the record size).
-    static let chunkSize = SegmentFormat.recordSize * 65_536
+    static let chunkSize = SegmentFormat.recordSize * 8192
 
     /// A record as the visitor sees it: 48 bytes at `raw`, valid until the visitor returns.
     struct RawRecord {

@@ -21,7 +21,8 @@ struct DownloadSpool {
         clear()
     }
 
-    /// Writes `bytes` to the spool; the source reads them back, within the archive limit.
+    /// Writes `bytes` to the spool; the source reads them back a range at a time, within the archive
+    /// limit.
     mutating func keep(_ bytes: [UInt8], name: String) throws(DetectionWorkerError) -> KeyFileSource {
         count += 1
         let path = directory.path(of: "\(count).zip")
@@ -30,7 +31,7 @@ struct DownloadSpool {
         } catch {
             throw .storage(error)
         }
-        return KeyFileSource(name: name) { try AtomicFile.read(path, limit: KeyFileLimits.maximumArchiveBytes) ?? [] }
+        return KeyFileSource(name: name, path: path)
     }
 
     /// Removes the spooled files (and nothing else: only names this type writes).

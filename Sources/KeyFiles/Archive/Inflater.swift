@@ -2,60 +2,115 @@
 
 internal import CInflate
 
-/// Inflates one raw-deflate zip entry straight from the archive's bytes into its output, 64 KiB
-/// at a time, with its CRC-32 computed on the way. ZIPFoundation's loop asked for an output chunk
-/// as large as the compressed entry (16 MiB at most) besides the output itself; this keeps the
-/// worst key file the limits let through inside the daemon's 100 MB (docs/key-files.md, "Memory").
-enum Inflater {
-    enum Failure: Error {
-        /// zlib's message, or what was wrong with the stream.
-        case stream(String)
-        /// `check` refused the output at this size.
-        case refused(KeyFileError)
-    }
-
+/// One zip entry's contents as a stream: read from the archive 64 KiB of input at a time, inflated
+/// (raw deflate) or copied (stored) into the caller's buffer, with the CRC-32 computed on the way
+/// and checked at the end against the central directory's. `check` sees the output grow and may
+/// refuse it (the size and bomb-ratio limits). ZIPFoundation's loop asked for an output chunk as
+/// large as the compressed entry; this holds two 64 KiB buffers, whatever the entry's size
+/// (docs/key-files.md, "Memory").
+final class EntryStream {
     static let chunk = 64 << 10
 
-    /// The inflated bytes of `input` and their CRC-32. `check` sees the output grow.
-    static func inflate(
-        _ input: UnsafeRawBufferPointer, reserving expected: Int, check: (Int) -> KeyFileError?
-    ) throws(Failure) -> (bytes: [UInt8], crc32: UInt32) {
-        var stream = z_stream()
+    private let archive: ArchiveBytes
+    private let path: String
+    private let data: Range<Int>
+    private let deflated: Bool
+    private let expectedCRC: UInt32
+    private let check: (Int) -> KeyFileError?
+    private var stream = z_stream()
+    private var input: UnsafeMutableRawBufferPointer
+    private var nextInput: Int
+    private var crc: uLong = crc32(0, nil, 0)
+    private var ended = false
+    private(set) var produced = 0
+
+    init(archive: ArchiveBytes, path: String, data: Range<Int>, deflated: Bool, crc: UInt32, check: @escaping (Int) -> KeyFileError?) throws(KeyFileError) {
+        self.archive = archive
+        self.path = path
+        self.data = data
+        self.deflated = deflated
+        expectedCRC = crc
+        self.check = check
+        nextInput = data.lowerBound
+        input = .allocate(byteCount: Self.chunk, alignment: 16)
         // Negative window bits: a raw deflate stream, as zip entries carry (no zlib header).
-        guard inflateInit2_(&stream, -MAX_WBITS, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
-            throw .stream("inflateInit2 failed")
+        if deflated, inflateInit2_(&stream, -MAX_WBITS, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) != Z_OK {
+            input.deallocate()
+            throw .archive("\(path) cannot be inflated: inflateInit2 failed")
         }
-        defer { inflateEnd(&stream) }
+    }
+
+    deinit {
+        if deflated { inflateEnd(&stream) }
+        input.deallocate()
+    }
+
+    /// Fills `buffer` from the entry; 0 at its end (when the CRC has been checked).
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws(KeyFileError) -> Int {
+        guard !ended, buffer.count > 0 else { return 0 }
+        let count = deflated ? try inflate(into: buffer) : try copy(into: buffer)
+        if count > 0 {
+            crc = crc32(crc, buffer.baseAddress!.assumingMemoryBound(to: Bytef.self), uInt(count))
+            produced += count
+            if let refusal = check(produced) { throw refusal }
+            return count
+        }
+        ended = true
+        guard UInt32(crc) == expectedCRC else { throw .archive("\(path) does not match its CRC-32: damaged") }
+        return 0
+    }
+
+    /// The whole rest of the entry (export.sig, and tools that show a file whole).
+    func readAll(reserving expected: Int) throws(KeyFileError) -> [UInt8] {
         var output = [UInt8]()
         output.reserveCapacity(expected)
-        var crc = crc32(0, nil, 0)
-        var buffer = [UInt8](repeating: 0, count: chunk)
-        stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
-        stream.avail_in = uInt(input.count)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunk, alignment: 16)
+        defer { buffer.deallocate() }
         while true {
-            let status = buffer.withUnsafeMutableBytes { out -> Int32 in
-                stream.next_out = out.baseAddress!.assumingMemoryBound(to: Bytef.self)
-                stream.avail_out = uInt(out.count)
-                let status = CInflate.inflate(&stream, Z_NO_FLUSH)
-                let produced = out.count - Int(stream.avail_out)
-                if produced > 0 {
-                    crc = crc32(crc, out.baseAddress!.assumingMemoryBound(to: Bytef.self), uInt(produced))
-                    output.append(contentsOf: out[0..<produced])
-                }
-                return status
+            let count = try read(into: buffer)
+            if count == 0 { return output }
+            output.append(contentsOf: buffer[0..<count])
+        }
+    }
+
+    private func copy(into buffer: UnsafeMutableRawBufferPointer) throws(KeyFileError) -> Int {
+        let count = min(buffer.count, data.upperBound - nextInput)
+        guard count > 0 else { return 0 }
+        let read = try archive.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count]), at: nextInput)
+        guard read == count else { throw .archive("the file shrank while it was read") }
+        nextInput += count
+        return count
+    }
+
+    private func inflate(into buffer: UnsafeMutableRawBufferPointer) throws(KeyFileError) -> Int {
+        stream.next_out = buffer.baseAddress!.assumingMemoryBound(to: Bytef.self)
+        stream.avail_out = uInt(buffer.count)
+        while stream.avail_out == uInt(buffer.count) {
+            if stream.avail_in == 0 && nextInput < data.upperBound {
+                let count = min(Self.chunk, data.upperBound - nextInput)
+                let read = try archive.read(into: UnsafeMutableRawBufferPointer(rebasing: input[0..<count]), at: nextInput)
+                guard read == count else { throw .archive("the file shrank while it was read") }
+                nextInput += count
+                stream.next_in = input.baseAddress!.assumingMemoryBound(to: Bytef.self)
+                stream.avail_in = uInt(count)
             }
-            if let refusal = check(output.count) { throw .refused(refusal) }
+            let status = CInflate.inflate(&stream, Z_NO_FLUSH)
             switch status {
             case Z_STREAM_END:
-                return (output, UInt32(crc))
+                return buffer.count - Int(stream.avail_out)
             case Z_OK:
-                // No progress with input left is a stream that cannot go on.
-                if stream.avail_in == 0 && stream.avail_out != 0 { throw .stream("the deflate stream is cut short") }
+                // No progress with no input left is a stream that cannot go on.
+                if stream.avail_in == 0 && nextInput >= data.upperBound && stream.avail_out == uInt(buffer.count) {
+                    throw .archive("\(path) cannot be inflated: the deflate stream is cut short")
+                }
             case Z_BUF_ERROR:
-                throw .stream("the deflate stream is cut short")
+                if stream.avail_in == 0 && nextInput >= data.upperBound {
+                    throw .archive("\(path) cannot be inflated: the deflate stream is cut short")
+                }
             default:
-                throw .stream(stream.msg.map { String(cString: $0) } ?? "zlib error \(status)")
+                throw .archive("\(path) cannot be inflated: \(stream.msg.map { String(cString: $0) } ?? "zlib error \(status)")")
             }
         }
+        return buffer.count - Int(stream.avail_out)
     }
 }

@@ -37,56 +37,92 @@ package struct KeyFileArchive: Sendable {
         guard bytes.count <= KeyFileLimits.maximumArchiveBytes else {
             throw .archive("\(bytes.count) bytes, over the \(KeyFileLimits.maximumArchiveBytes)-byte limit")
         }
-        let directory = try ZipDirectory(bytes)
-        var binary: ZipDirectory.Entry?
-        var signature: ZipDirectory.Entry?
-        var ignored = [String]()
-        // In the archive's order, as Google's unzip: the first entry that breaks the rule is named.
-        for entry in directory.entries {
-            switch entry.path {
-            case Self.binaryName where entry.isFile:
-                guard binary == nil else { throw .archive("two \(Self.binaryName) entries") }
-                binary = entry
-            case Self.signatureName where entry.isFile:
-                guard signature == nil else { throw .archive("two \(Self.signatureName) entries") }
-                signature = entry
-            case let path where Self.knownAppSignatures.contains(path) && entry.isFile:
-                guard !ignored.contains(path) else { throw .archive("two \(path) entries") }
-                ignored.append(path)
-            default:
-                throw .archive(Self.refusal(of: entry, in: directory))
-            }
-        }
-        guard let binary, let signature else {
-            let missing = [binary == nil ? Self.binaryName : nil, signature == nil ? Self.signatureName : nil].compactMap { $0 }
-            throw .archive("no \(missing.joined(separator: " or ")) at the root")
-        }
-        ignoredEntries = ignored
-        exportBinary = try Self.extract(binary, from: directory, limit: KeyFileLimits.maximumEntryBytes)
-        exportSignature = try Self.extract(signature, from: directory, limit: KeyFileLimits.maximumSignatureFileBytes)
+        let entries = try KeyFileEntries(archive: ArchiveBytes(bytes))
+        ignoredEntries = entries.ignoredEntries
+        exportBinary = try entries.exportBinary()
+        exportSignature = try entries.exportSignature()
     }
 
     /// Why `entry` is refused, and where the export files are if they sit only in a sub-folder,
     /// so that an operator sees at once that the archive was zipped with its folder.
-    private static func refusal(of entry: ZipDirectory.Entry, in directory: ZipDirectory) -> String {
+    static func refusal(of entry: ZipDirectory.Entry, in directory: ZipDirectory) -> String {
         let what = entry.isSymbolicLink ? "a symbolic link, not export.bin or export.sig" : "neither export.bin nor export.sig"
         var reason = "entry '\(entry.path)' is \(what) (GMS refuses such archives)"
         let nested = directory.entries.map(\.path).filter { $0.hasSuffix("/" + binaryName) || $0.hasSuffix("/" + signatureName) }
         if !nested.isEmpty { reason += "; the export files are in a sub-folder: \(nested.joined(separator: ", "))" }
         return reason
     }
+}
 
-    /// Inflates one entry, counting the bytes as they come: the sizes in the central directory are
-    /// the archive's own claims and are not trusted. export.sig has a limit of its own (a few
-    /// signatures are a few hundred bytes; decoded whole, millions of empty ones cost gigabytes).
-    private static func extract(_ entry: ZipDirectory.Entry, from directory: ZipDirectory, limit: Int) throws(KeyFileError) -> [UInt8] {
+/// A key file archive's entries judged by Google's rules (`KeyFileArchive`), nothing inflated yet:
+/// export.bin can then be read whole or as a stream, and export.sig whole.
+package struct KeyFileEntries: Sendable {
+    private let directory: ZipDirectory
+    private let binary: ZipDirectory.Entry
+    private let signature: ZipDirectory.Entry
+    /// Root entries passed over, in the archive's order: known app signatures only.
+    package let ignoredEntries: [String]
+
+    package init(archive: ArchiveBytes) throws(KeyFileError) {
+        let directory = try ZipDirectory(archive: archive)
+        var binary: ZipDirectory.Entry?
+        var signature: ZipDirectory.Entry?
+        var ignored = [String]()
+        // In the archive's order, as Google's unzip: the first entry that breaks the rule is named.
+        for entry in directory.entries {
+            switch entry.path {
+            case KeyFileArchive.binaryName where entry.isFile:
+                guard binary == nil else { throw .archive("two \(KeyFileArchive.binaryName) entries") }
+                binary = entry
+            case KeyFileArchive.signatureName where entry.isFile:
+                guard signature == nil else { throw .archive("two \(KeyFileArchive.signatureName) entries") }
+                signature = entry
+            case let path where KeyFileArchive.knownAppSignatures.contains(path) && entry.isFile:
+                guard !ignored.contains(path) else { throw .archive("two \(path) entries") }
+                ignored.append(path)
+            default:
+                throw .archive(KeyFileArchive.refusal(of: entry, in: directory))
+            }
+        }
+        guard let binary, let signature else {
+            let missing = [binary == nil ? KeyFileArchive.binaryName : nil, signature == nil ? KeyFileArchive.signatureName : nil].compactMap { $0 }
+            throw .archive("no \(missing.joined(separator: " or ")) at the root")
+        }
+        self.directory = directory
+        self.binary = binary
+        self.signature = signature
+        ignoredEntries = ignored
+    }
+
+    /// export.bin whole (tools, which show a file whole).
+    package func exportBinary() throws(KeyFileError) -> [UInt8] {
+        try directory.contents(of: binary, expected: min(binary.uncompressedSize, KeyFileLimits.maximumEntryBytes), check: Self.limits(of: binary, KeyFileLimits.maximumEntryBytes))
+    }
+
+    /// export.bin as a stream, under the same limits.
+    func exportBinaryStream() throws(KeyFileError) -> EntryStream {
+        try directory.stream(of: binary, check: Self.limits(of: binary, KeyFileLimits.maximumEntryBytes))
+    }
+
+    /// export.sig whole (a few signatures: a few hundred bytes; it has a limit of its own).
+    package func exportSignature() throws(KeyFileError) -> [UInt8] {
+        try directory.contents(
+            of: signature, expected: min(signature.uncompressedSize, KeyFileLimits.maximumSignatureFileBytes),
+            check: Self.limits(of: signature, KeyFileLimits.maximumSignatureFileBytes))
+    }
+
+    /// The bytes of an entry are counted as they come: the sizes in the central directory are the
+    /// archive's own claims and are not trusted. export.sig has a limit of its own (decoded whole,
+    /// millions of empty signatures cost gigabytes).
+    private static func limits(of entry: ZipDirectory.Entry, _ limit: Int) -> (Int) -> KeyFileError? {
         let compressed = UInt64(max(entry.compressedSize, 1))
-        return try directory.contents(of: entry, expected: min(entry.uncompressedSize, limit)) { count in
+        let path = entry.path
+        return { count in
             if count > limit {
-                return .archive("\(entry.path) inflates past the \(limit)-byte limit")
+                return .archive("\(path) inflates past the \(limit)-byte limit")
             }
             if count > 1 << 20, UInt64(count) / compressed > KeyFileLimits.maximumCompressionRatio {
-                return .archive("\(entry.path) inflates more than \(KeyFileLimits.maximumCompressionRatio) times its size: a zip bomb")
+                return .archive("\(path) inflates more than \(KeyFileLimits.maximumCompressionRatio) times its size: a zip bomb")
             }
             return nil
         }

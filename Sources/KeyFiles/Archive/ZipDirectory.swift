@@ -31,30 +31,46 @@ struct ZipDirectory {
         var isFile: Bool { !path.hasSuffix("/") && !isSymbolicLink }
     }
 
-    let bytes: [UInt8]
+    let archive: ArchiveBytes
     private(set) var entries: [Entry] = []
 
     static let endRecordSize = 22
     static let directoryEntrySize = 46
     static let localHeaderSize = 30
+    /// The end record with the longest comment: where the search for it starts.
+    static let longestEndRecord = endRecordSize + 0xFFFF
 
     init(_ bytes: [UInt8]) throws(KeyFileError) {
-        self.bytes = bytes
-        guard let end = Self.endRecordOffset(bytes) else { throw .archive("not a zip archive (no end of central directory record)") }
-        let count = Int(uint16(end + 10))
-        let size = Int(uint32(end + 12))
-        let start = Int(uint32(end + 16))
-        guard uint16(end + 4) == 0, uint16(end + 6) == 0, Int(uint16(end + 8)) == count else { throw .archive("an archive split over disks") }
+        try self.init(archive: ArchiveBytes(bytes))
+    }
+
+    /// Reads the central directory: the end record from the archive's tail, then the directory
+    /// itself; nothing else is read until an entry is asked for.
+    init(archive: ArchiveBytes) throws(KeyFileError) {
+        self.archive = archive
+        let tailStart = max(0, archive.count - Self.longestEndRecord)
+        let tail = try archive.read(tailStart..<archive.count)
+        guard let tailEnd = Self.endRecordOffset(tail) else { throw .archive("not a zip archive (no end of central directory record)") }
+        let end = tailStart + tailEnd
+        func tail16(_ offset: Int) -> UInt16 { UInt16(tail[offset - tailStart]) | UInt16(tail[offset - tailStart + 1]) << 8 }
+        func tail32(_ offset: Int) -> UInt32 { UInt32(tail16(offset)) | UInt32(tail16(offset + 2)) << 16 }
+        let count = Int(tail16(end + 10))
+        let size = Int(tail32(end + 12))
+        let start = Int(tail32(end + 16))
+        guard tail16(end + 4) == 0, tail16(end + 6) == 0, Int(tail16(end + 8)) == count else { throw .archive("an archive split over disks") }
         guard count != 0xFFFF, size != 0xFFFF_FFFF, start != 0xFFFF_FFFF else { throw .archive("a ZIP64 archive (a key file is at most 16 MiB)") }
         guard start + size <= end else { throw .archive("its central directory (\(size) bytes at \(start)) runs past the end record at \(end)") }
-        var position = start
+        let bytes = try archive.read(start..<(start + size))
+        func uint16(_ offset: Int) -> UInt16 { UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) << 8 }
+        func uint32(_ offset: Int) -> UInt32 { UInt32(uint16(offset)) | UInt32(uint16(offset + 2)) << 16 }
+        var position = 0
         for index in 0..<count {
-            guard position + Self.directoryEntrySize <= start + size, uint32(position) == 0x0201_4B50 else {
-                throw .archive("central directory entry \(index) at \(position) is damaged")
+            guard position + Self.directoryEntrySize <= size, uint32(position) == 0x0201_4B50 else {
+                throw .archive("central directory entry \(index) at \(start + position) is damaged")
             }
             let nameLength = Int(uint16(position + 28))
             let next = position + Self.directoryEntrySize + nameLength + Int(uint16(position + 30)) + Int(uint16(position + 32))
-            guard next <= start + size else { throw .archive("central directory entry \(index) runs past the directory") }
+            guard next <= size else { throw .archive("central directory entry \(index) runs past the directory") }
             let nameStart = position + Self.directoryEntrySize
             let madeOnUnix = bytes[position + 5] == 3
             let mode = uint32(position + 38) >> 16
@@ -83,49 +99,28 @@ struct ZipDirectory {
     /// `check` sees the output grow and may refuse it (the size and ratio limits). `expected` (the
     /// size the archive claims, within the limit) is reserved, not trusted: pages are touched only
     /// as the output grows, and the output never doubles its buffer when the claim is true.
-    func contents(of entry: Entry, expected: Int = 0, check: (Int) -> KeyFileError?) throws(KeyFileError) -> [UInt8] {
+    func contents(of entry: Entry, expected: Int = 0, check: @escaping (Int) -> KeyFileError?) throws(KeyFileError) -> [UInt8] {
+        try stream(of: entry, check: check).readAll(reserving: expected)
+    }
+
+    /// The contents of `entry` as a stream (`EntryStream`): read, inflated and checked a chunk at a
+    /// time.
+    func stream(of entry: Entry, check: @escaping (Int) -> KeyFileError?) throws(KeyFileError) -> EntryStream {
         let header = entry.localHeaderOffset
-        guard header + Self.localHeaderSize <= bytes.count, uint32(header) == 0x0403_4B50 else {
-            throw .archive("\(entry.path) has no local header at \(header)")
-        }
-        let dataStart = header + Self.localHeaderSize + Int(uint16(header + 26)) + Int(uint16(header + 28))
+        guard header + Self.localHeaderSize <= archive.count else { throw .archive("\(entry.path) has no local header at \(header)") }
+        let local = try archive.read(header..<(header + Self.localHeaderSize))
+        func uint16(_ offset: Int) -> UInt16 { UInt16(local[offset]) | UInt16(local[offset + 1]) << 8 }
+        guard uint16(0) == 0x4B50, uint16(2) == 0x0403 else { throw .archive("\(entry.path) has no local header at \(header)") }
+        let dataStart = header + Self.localHeaderSize + Int(uint16(26)) + Int(uint16(28))
         let dataEnd = dataStart + entry.compressedSize
-        guard dataEnd <= bytes.count else { throw .archive("\(entry.path): its \(entry.compressedSize) bytes at \(dataStart) run past the end") }
-        let count = dataEnd - dataStart
-        var output = [UInt8]()
-        output.reserveCapacity(expected)
-        let checksum: CRC32
+        guard dataEnd <= archive.count else { throw .archive("\(entry.path): its \(entry.compressedSize) bytes at \(dataStart) run past the end") }
         switch entry.method {
-        case CompressionMethod.none.rawValue:
-            if let refusal = check(count) { throw refusal }
-            let stored = Data(bytes[dataStart..<dataEnd])
-            output = [UInt8](stored)
-            checksum = stored.crc32(checksum: 0)
-        case CompressionMethod.deflate.rawValue:
-            // Straight from the archive's own bytes (no copy of the entry), 64 KiB of output at a
-            // time (Inflater).
-            let inflated: Result<(bytes: [UInt8], crc32: UInt32), Inflater.Failure> = bytes.withUnsafeBytes { archive in
-                Result { () throws(Inflater.Failure) in
-                    try Inflater.inflate(UnsafeRawBufferPointer(rebasing: archive[dataStart..<dataEnd]), reserving: expected, check: check)
-                }
-            }
-            switch inflated {
-            case .success(let result):
-                output = result.bytes
-                checksum = result.crc32
-            case .failure(.refused(let refusal)):
-                throw refusal
-            case .failure(.stream(let reason)):
-                throw .archive("\(entry.path) cannot be inflated: \(reason)")
-            }
+        case CompressionMethod.none.rawValue, CompressionMethod.deflate.rawValue:
+            return try EntryStream(
+                archive: archive, path: entry.path, data: dataStart..<dataEnd, deflated: entry.method == CompressionMethod.deflate.rawValue,
+                crc: entry.checksum, check: check)
         default:
             throw .archive("\(entry.path) uses compression method \(entry.method), not stored (0) or deflate (8)")
         }
-        guard checksum == entry.checksum else { throw .archive("\(entry.path) does not match its CRC-32: damaged") }
-        return output
     }
-
-    private func uint16(_ offset: Int) -> UInt16 { UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) << 8 }
-
-    private func uint32(_ offset: Int) -> UInt32 { UInt32(uint16(offset)) | UInt32(uint16(offset + 2)) << 16 }
 }

@@ -49,7 +49,10 @@ package struct ExportReader: Sendable {
                 case (7, .lengthDelimited), (8, .lengthDelimited):
                     count += 1
                     guard count <= KeyFileLimits.maximumKeys else { throw KeyFileError.tooManyKeys(count) }
-                    _ = try reader.lengthDelimited()
+                    let body = try reader.lengthDelimited()
+                    guard body.count <= KeyFileLimits.maximumMessageBytes else {
+                        throw WireReader.Failure.oversized(field == 8 ? "revised key \(count - 1)" : "key \(count - 1)", body.count)
+                    }
                 default:
                     try reader.skip(field, wire)
                 }
@@ -93,7 +96,13 @@ package struct ExportReader: Sendable {
 
     private static func signatureInfo(_ reader: inout WireReader) throws(WireReader.Failure) -> SignatureInfo {
         let body = try reader.lengthDelimited()
-        var inner = WireReader(reader.bytes, from: body.lowerBound, to: body.upperBound)
+        guard body.count <= KeyFileLimits.maximumMessageBytes else { throw .oversized("a signature info", body.count) }
+        return try signatureInfo(reader.bytes, body)
+    }
+
+    /// A `SignatureInfo` message's fields from its body.
+    static func signatureInfo(_ bytes: [UInt8], _ body: Range<Int>) throws(WireReader.Failure) -> SignatureInfo {
+        var inner = WireReader(bytes, from: body.lowerBound, to: body.upperBound)
         var info = SignatureInfo(verificationKeyID: "", verificationKeyVersion: "", signatureAlgorithm: "")
         let limit = KeyFileLimits.maximumHeaderStringBytes
         while let (field, wire) = try inner.tag() {

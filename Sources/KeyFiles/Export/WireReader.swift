@@ -15,8 +15,15 @@ struct WireReader {
 
     struct Failure: Error {
         var reason: String
+        /// Set when the key limit stopped the reading: the count reached (`KeyFileError.tooManyKeys`).
+        var tooManyKeys: Int? = nil
         static let truncated = Failure(reason: "truncated")
         static let malformed = Failure(reason: "malformed protobuf")
+
+        /// A message longer than any real one, which a stream would have to hold whole.
+        static func oversized(_ what: String, _ count: Int) -> Failure {
+            Failure(reason: "\(what) is a message of \(count) bytes, over the \(KeyFileLimits.maximumMessageBytes)-byte limit")
+        }
     }
 
     let bytes: [UInt8]

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-import ENCrypto
+package import ENCrypto
 import Foundation
 import SwiftProtobuf
 
@@ -30,44 +30,85 @@ package struct SignaturePolicy: Sendable {
     }
 
     package func verdict(exportBinary: [UInt8], exportSignature: [UInt8], export: KeyExport) -> Verdict {
+        let plan = plan(exportSignature: exportSignature)
+        var hashes = [ECDSADigest: [UInt8]]()
+        for digest in plan.digests {
+            // A digest of bytes in memory cannot fail but for an out-of-memory libcrypto.
+            let stream = try! DigestStream(digest)
+            exportBinary.withUnsafeBytes { stream.update($0) }
+            hashes[digest] = stream.finish()
+        }
+        return verdict(plan, hashes: hashes, export: export)
+    }
+
+    /// What export.sig asks of export.bin, judged before export.bin is read: a verdict already
+    /// (undecodable, unsigned, a bad signature entry, no trusted key named), or the digests of
+    /// export.bin its signatures need. Detection hashes export.bin as it streams it, once.
+    package struct Plan {
+        fileprivate enum State {
+            case decided(Verdict)
+            case verify(count: Int, match: SignatureMatch)
+        }
+
+        fileprivate var state: State
+        /// The digests of export.bin the verdict needs (none when it is decided).
+        package var digests: Set<ECDSADigest> {
+            guard case .verify(_, let match) = state else { return [] }
+            return Set(match.byKey.flatMap { $0.signatures.map(\.digest) })
+        }
+    }
+
+    package func plan(exportSignature: [UInt8]) -> Plan {
         let list: PBTEKSignatureList
         do {
             list = try PBTEKSignatureList(serializedBytes: exportSignature)
         } catch {
-            return .invalid("export.sig is not a TEKSignatureList (\(error))")
+            return Plan(state: .decided(.invalid("export.sig is not a TEKSignatureList (\(error))")))
         }
-        if list.signatures.isEmpty { return .unsigned }
-        let signed = signatureVerdict(list.signatures, exportBinary: exportBinary)
-        guard signed.isVerified else { return signed }
-        if let problem = export.batchProblem { return .invalid(problem) }
-        if !lenient, list.signatures.count != export.signatureInfos.count {
-            return .invalid(
-                "export.sig has \(list.signatures.count) signature(s) but export.bin lists \(export.signatureInfos.count) signature info(s)")
-        }
-        return signed
-    }
-
-    /// The verdict of the signatures alone.
-    private func signatureVerdict(_ signatures: [PBTEKSignature], exportBinary: [UInt8]) -> Verdict {
+        if list.signatures.isEmpty { return Plan(state: .decided(.unsigned)) }
         let match: SignatureMatch
-        switch SignatureMatch.make(signatures, trustedKeys: trustedKeys, lenient: lenient) {
+        switch SignatureMatch.make(list.signatures, trustedKeys: trustedKeys, lenient: lenient) {
         case .success(let made): match = made
-        case .failure(let problem): return .invalid(problem.reason)
+        case .failure(let problem): return Plan(state: .decided(.invalid(problem.reason)))
         }
         guard !match.byKey.isEmpty else {
-            let seen = signatures.map { "'\($0.signatureInfo.verificationKeyID)' version '\($0.signatureInfo.verificationKeyVersion)'" }
+            let seen = list.signatures.map { "'\($0.signatureInfo.verificationKeyID)' version '\($0.signatureInfo.verificationKeyVersion)'" }
             let trusted = trustedKeys.map { "'\($0.keyID)' version '\($0.keyVersion)'" }
-            return .unknownKey(
-                "signed by \(seen.joined(separator: ", ")); trusted: \(trusted.isEmpty ? "none" : trusted.joined(separator: ", "))")
+            return Plan(
+                state: .decided(
+                    .unknownKey("signed by \(seen.joined(separator: ", ")); trusted: \(trusted.isEmpty ? "none" : trusted.joined(separator: ", "))")))
         }
+        return Plan(state: .verify(count: list.signatures.count, match: match))
+    }
+
+    /// The verdict of a plan, with export.bin's digests (`hashes`, those the plan asked for) and its
+    /// header fields.
+    package func verdict(_ plan: Plan, hashes: [ECDSADigest: [UInt8]], export: KeyExport) -> Verdict {
+        let count: Int
+        let match: SignatureMatch
+        switch plan.state {
+        case .decided(let verdict): return verdict
+        case .verify(let signatures, let matched): (count, match) = (signatures, matched)
+        }
+        var signed: Verdict?
         for (key, matched) in match.byKey {
             // Every signature naming the key must verify, as every signature of a Google key set.
-            let valid = exportBinary.withUnsafeBytes { message in
-                matched.allSatisfy { key.publicKey.verify(signature: $0.signature, message: message, digest: $0.digest) }
+            let valid = matched.allSatisfy { signature in
+                hashes[signature.digest].map { key.publicKey.verify(signature: signature.signature, hash: $0, digest: signature.digest) } ?? false
             }
-            if valid { return .verified(keyID: key.keyID, keyVersion: key.keyVersion) }
+            if valid {
+                signed = .verified(keyID: key.keyID, keyVersion: key.keyVersion)
+                break
+            }
         }
-        let first = match.byKey[0].key
-        return .badSignature("the signature by key '\(first.keyID)' version '\(first.keyVersion)' does not verify over export.bin")
+        guard let signed else {
+            let first = match.byKey[0].key
+            return .badSignature("the signature by key '\(first.keyID)' version '\(first.keyVersion)' does not verify over export.bin")
+        }
+        if let problem = export.batchProblem { return .invalid(problem) }
+        if !lenient, count != export.signatureInfos.count {
+            return .invalid("export.sig has \(count) signature(s) but export.bin lists \(export.signatureInfos.count) signature info(s)")
+        }
+        return signed
     }
 }

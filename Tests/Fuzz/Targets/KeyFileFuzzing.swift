@@ -40,8 +40,43 @@ enum KeyFileFuzzing {
             _ = judged.verdict.description
             stream(judged.reader)
         }
+        for policy in sample.policies { compareStreamed(bytes, policy: policy) }
         guard let file = try? KeyFile(zip: bytes, policy: sample.policies[0]) else { return }
         read(file)
+    }
+
+    /// What detection reads (`StreamedKeyFile`, export.bin streamed from the archive) must be what
+    /// the file read whole gives: the same verdict, counts and keys, or a refusal both ways.
+    static func compareStreamed(_ bytes: [UInt8], policy: SignaturePolicy) {
+        func whole() throws -> String {
+            let judged = try JudgedKeyFile(zip: bytes, policy: policy)
+            guard judged.verdict.isVerified else { return "\(judged.verdict)" }
+            let counts = try judged.reader.check()
+            var keys = [DiagnosisKey]()
+            for revised in [false, true] {
+                var stream = judged.reader.keys(revised: revised)
+                while let key = try stream.next() { keys.append(key) }
+            }
+            return "\(judged.verdict) \(counts) \(keys)"
+        }
+        func streamed() throws -> String {
+            let file = try StreamedKeyFile(archive: ArchiveBytes(bytes), policy: policy)
+            guard file.verdict.isVerified else { return "\(file.verdict)" }
+            let counts = try file.check()
+            var keys = [DiagnosisKey]()
+            for revised in [false, true] {
+                let stream = try ExportStream.keys(file.entries, revised: revised)
+                while let key = try stream.next() { keys.append(key) }
+            }
+            return "\(file.verdict) \(counts) \(keys)"
+        }
+        let expected = Result { try whole() }
+        let found = Result { try streamed() }
+        switch (expected, found) {
+        case (.success(let a), .success(let b)) where a == b: return
+        case (.failure, .failure): return
+        default: fatalError("gaend-fuzz: the streamed key file reader disagrees: whole \(expected), streamed \(found)")
+        }
     }
 
     /// Every key and revised key as detection streams them.
