@@ -68,6 +68,7 @@ struct LogExportTool: ParsableCommand {
             ("gaen_reports", .int(Int64(window.exposureNotificationReports))), ("aggregates", .int(Int64(window.aggregates))),
             ("previous_scan_end", window.previousScanEnd.map { .string(iso($0)) } ?? .null),
             ("monotonic_ms", .int(Int64(window.monotonicMilliseconds))),
+            ("dropped_rpis", .int(Int64(window.droppedRPIs))), ("dropped_reports", .int(Int64(window.droppedReports))),
         ])
     }
 
