@@ -202,6 +202,8 @@ bench: deps test-peers
 	$(SWIFT) run $(RELEASE) gaen-bench keyserver
 	$(SWIFT) run $(RELEASE) gaen-bench keyserver-attack
 	$(SWIFT) run $(RELEASE) gaen-bench traces
+	$(SWIFT) build $(RELEASE) --product gaenctl
+	$(SWIFT) run $(RELEASE) gaen-bench busy-detection
 	$(SWIFT) build $(RELEASE) --product gaend
 	$(SWIFT) run $(RELEASE) gaen-bench idle
 	$(SWIFT) run $(RELEASE) gaen-bench idle --bluez-mock $(CURDIR)/.venv-dbusmock/bin/python --seconds 300

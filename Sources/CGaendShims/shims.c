@@ -37,3 +37,5 @@ long cgaend_bio_get_mem_data(void *bio, char **data) {
 }
 
 int cgaend_set_mmap_threshold(int bytes) { return mallopt(M_MMAP_THRESHOLD, bytes); }
+
+int cgaend_set_arena_max(int arenas) { return mallopt(M_ARENA_MAX, arenas); }

@@ -57,11 +57,12 @@ package struct StreamedKeyFile: Sendable {
     package let entries: KeyFileEntries
     /// Known app signatures the archive carried beside the export pair, not read.
     package var ignoredEntries: [String] { entries.ignoredEntries }
+    private let judged: ExportStream.Judged
 
     package init(archive: ArchiveBytes, policy: SignaturePolicy) throws(KeyFileError) {
         entries = try KeyFileEntries(archive: archive)
         let plan = policy.plan(exportSignature: try entries.exportSignature())
-        let judged = try ExportStream.judge(entries, digests: plan.digests)
+        judged = try ExportStream.judge(entries, digests: plan.digests)
         header = judged.header
         keyMessages = judged.keyMessages
         revisedKeyMessages = judged.revisedKeyMessages
@@ -69,16 +70,9 @@ package struct StreamedKeyFile: Sendable {
     }
 
     /// Every key and revised key validated, none kept: how many are valid, and how many dropped.
+    /// Found while export.bin was read for its verdict (nothing of a key is used before), so a file
+    /// is inflated once for its verdict and its check.
     package func check() throws(KeyFileError) -> (keys: Int, revisedKeys: Int, dropped: Int) {
-        var counts = (keys: 0, revisedKeys: 0, dropped: 0)
-        let keys = try ExportStream.keys(entries)
-        while try keys.next() != nil { counts.keys += 1 }
-        counts.dropped = keys.droppedCount
-        if revisedKeyMessages > 0 {
-            let revised = try ExportStream.keys(entries, revised: true)
-            while try revised.next() != nil { counts.revisedKeys += 1 }
-            counts.dropped += revised.droppedCount
-        }
-        return counts
+        try judged.check()
     }
 }

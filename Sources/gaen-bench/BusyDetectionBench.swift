@@ -24,6 +24,9 @@ struct BusyDetectionBench: AsyncParsableCommand {
     @Option(parsing: .upToNextOption, help: "Diagnosis keys (each count is a run with every log size).")
     var keys: [Int] = [100_000, 1_400_000]
 
+    @Option(help: "Another gaenctl to run on the same fixtures beside this one's (an older build), for a side-by-side figure.")
+    var compareWith: String?
+
     @Option(help: "Where to write the fixtures (a fresh folder inside, removed after).")
     var directory = FileManager.default.currentDirectoryPath + "/.build"
 
@@ -33,12 +36,17 @@ struct BusyDetectionBench: AsyncParsableCommand {
         let today = UTCDay(containing: SystemWallClock().now())
         let gaenctl = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path + "/gaenctl"
         print("gaen-bench busy-detection: gaenctl tools match as a process (\(gaenctl)), one planted exposure heard 20 times")
-        print("  aggregates   keys        peak RSS   time      plain C loop (matching only, 1 core)")
+        print(
+            "  aggregates   keys        peak RSS   time      plain C loop (matching only, 1 core)"
+                + (compareWith.map { "   \($0): peak RSS, time" } ?? ""))
         var failed = false
         for keyCount in keys {
             for aggregateCount in aggregates {
                 let folder = root + "/\(aggregateCount)-\(keyCount)"
-                let fixture = try await BusyFortnight(root: folder, aggregates: aggregateCount, keys: keyCount, lastDay: today)
+                // Written by a child, so that this process stays small while it spawns the measured one.
+                let made = try ChildRun(CommandLine.arguments[0], ["busy-fixture", "--out", folder, "--aggregates", "\(aggregateCount)", "--keys", "\(keyCount)"])
+                guard made.status == 0 else { throw ValidationError("busy-fixture failed: \(made.output)") }
+                let fixture = BusyFortnight(existing: folder, keys: keyCount, lastDay: today)
                 let arguments = [
                     "tools", "match", "--data-dir", fixture.data, "--config", fixture.configuration, "--public-key", fixture.publicKey,
                     "--key-id", "310", "--key-version", "v1", "--today", "\(today)",
@@ -47,10 +55,17 @@ struct BusyDetectionBench: AsyncParsableCommand {
                 let exposed = run.output.contains("exposure days: \(fixture.exposureDay)")
                 if !exposed { failed = true }
                 let plain = try Self.plainLoop(fixture)
+                var other = ""
+                if let compareWith {
+                    let baseline = try ChildRun(compareWith, arguments)
+                    let found = baseline.output.contains("exposure days: \(fixture.exposureDay)")
+                    other = "   \(baseline.peakKiB / 1024) MiB, \(Figures.decimals(baseline.seconds, 2)) s\(found ? "" : " (exposure NOT found)")"
+                }
                 print(
                     "  \(Self.pad(Figures.grouped(Double(aggregateCount)), 12)) \(Self.pad(Figures.grouped(Double(keyCount)), 11)) "
                         + "\(Self.pad("\(run.peakKiB / 1024) MiB", 10)) \(Self.pad(Figures.decimals(run.seconds, 2) + " s", 9)) "
-                        + "\(Figures.decimals(plain, 2)) s\(exposed ? "" : "   (exposure NOT found: \(run.output.prefix(200)))")")
+                        + "\(Self.pad(Figures.decimals(plain, 2) + " s", 8))\(other)"
+                        + (exposed ? "" : "   (exposure NOT found: \(run.output.prefix(200)))"))
                 try? FileManager.default.removeItem(atPath: folder)
             }
         }
@@ -108,12 +123,24 @@ struct ChildRun {
         let start = ContinuousClock.now
         let spawned = posix_spawn(&pid, program, &actions, nil, argv, environ)
         guard spawned == 0 else { throw ValidationError("\(program): posix_spawn failed (errno \(spawned))") }
-        var status: Int32 = 0
-        var usage = rusage()
-        while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
+        // The peak is the child's own VmHWM, read until it exits: wait4's ru_maxrss would include
+        // this process's resident memory, which a vfork-like spawn shares until the exec.
+        var exit: Int32 = 0
+        var peak = 0
+        while true {
+            let text = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+                let kib = Int(line.split(separator: " ").dropFirst().first ?? "")
+            {
+                peak = max(peak, kib)
+            }
+            let done = waitpid(pid, &exit, WNOHANG)
+            if done == pid || (done < 0 && errno != EINTR) { break }
+            usleep(2_000)
+        }
         seconds = Figures.seconds(ContinuousClock.now - start)
-        self.status = status
-        peakKiB = usage.ru_maxrss
+        status = exit
+        peakKiB = peak
         output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
     }
 }

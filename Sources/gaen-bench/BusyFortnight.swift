@@ -29,6 +29,13 @@ struct BusyFortnight {
     static let keysPerFile = 700_000
     static let plantedTEK = Bytes16(words: (0x0102_0304_0506_0708, 0x090A_0B0C_0D0E_0F10))
 
+    /// A fixture `busy-fixture` wrote into `root` for `keys` keys.
+    init(existing root: String, keys: Int, lastDay: UTCDay) {
+        self.root = root
+        exposureDay = lastDay.advanced(by: -3)
+        keyFiles = (0..<((keys + Self.keysPerFile - 1) / Self.keysPerFile)).map { root + "/keys-\($0 + 1).zip" }
+    }
+
     /// Writes the fixture into `root` (made if missing). `lastDay` is the newest day of the log.
     init(root: String, aggregates: Int, keys: Int, lastDay: UTCDay) async throws {
         self.root = root

@@ -59,6 +59,21 @@ import Testing
                 + "cgroup peak \(peak >> 20) MiB (page cache included)")
         // Issue 35's goal for this case: 64 MiB at the peak, gaend's idle 40 MiB included.
         #expect(highWater <= 64 * 1024, "VmHWM \(highWater) kB")
+
+        // What the owner asks next: what was heard in the 14 days (GetHeard reads the whole log).
+        let heard = try harness.ctl(["heard", "--since", "14d", "--json"])
+        #expect(heard.status == 0, "\(heard.standardError)")
+        let summary = try JSONSerialization.jsonObject(with: Data(heard.standardOutput.utf8)) as? [String: Any]
+        // 14 days back from now: all but the first day's hours before this time of day.
+        #expect((summary?["sightings"] as? Int ?? 0) > 2_300_000, "\(heard.standardOutput.prefix(300))")
+        // About 100,000 synthetic RPIs (and the planted key's few), estimated past 1,024.
+        let distinct = summary?["distinct_rpis"] as? Int ?? 0
+        #expect(abs(distinct - 100_000) < 3_000, "\(distinct)")
+        #expect(harness.daemon.isRunning)
+        #expect(cgroup.oomKills == 0)
+        let afterHeard = Self.highWater(of: harness.daemon.processIdentifier)
+        print("gaend after GetHeard over the 14 days: VmHWM \(afterHeard / 1024) MiB")
+        #expect(afterHeard <= 80 * 1024, "VmHWM \(afterHeard) kB")
     }
 
     /// VmHWM of a process, kB (0 when it cannot be read).

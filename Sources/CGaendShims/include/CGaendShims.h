@@ -37,5 +37,7 @@ long cgaend_bio_get_mem_data(void *bio, char **data);
 
 // mallopt(M_MMAP_THRESHOLD, bytes): neither is in Swift's Glibc module. Returns mallopt's result.
 int cgaend_set_mmap_threshold(int bytes);
+// mallopt(M_ARENA_MAX, arenas): the same; at most that many malloc arenas for all threads.
+int cgaend_set_arena_max(int arenas);
 
 #endif

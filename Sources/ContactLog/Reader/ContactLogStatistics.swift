@@ -8,7 +8,7 @@ package struct ContactLogStatistics: Sendable {
     package struct Counts: Hashable, Sendable {
         /// (window, RPI) aggregates.
         package var aggregates = 0
-        /// Distinct RPIs.
+        /// Distinct RPIs: exact up to 1,024, estimated past that (`DistinctRPIs`).
         package var distinctRPIs = 0
         package var scanWindows = 0
         /// GAEN advertising reports, summed over the aggregates.
@@ -45,8 +45,10 @@ package struct ContactLogStatistics: Sendable {
 
     /// Counts the days in `range` (all if `nil`).
     package init(reader: ContactLogReader, days range: ClosedRange<UTCDay>? = nil) throws(ContactLogError) {
-        var dayRPIs: [UTCDay: Set<Bytes16>] = [:]
-        var hourRPIs: [UnixTime: Set<Bytes16>] = [:]
+        // Distinct RPIs in bounded memory (exact up to 1,024 a span, estimated past it).
+        let seed = Int.random(in: .min ... .max)
+        var dayRPIs: [UTCDay: DistinctRPIs] = [:]
+        var hourRPIs: [UnixTime: DistinctRPIs] = [:]
         segments = try reader.forEachRecord(in: range) { record in
             switch record {
             case .aggregate(let aggregate):
@@ -54,8 +56,8 @@ package struct ContactLogStatistics: Sendable {
                 let hour = Self.hour(of: aggregate.firstSeen)
                 days[day, default: Counts()].add(aggregate)
                 hours[hour, default: Counts()].add(aggregate)
-                dayRPIs[day, default: []].insert(aggregate.rpi.bytes)
-                hourRPIs[hour, default: []].insert(aggregate.rpi.bytes)
+                dayRPIs[day, default: DistinctRPIs(seed: seed)].insert(aggregate.rpi.bytes)
+                hourRPIs[hour, default: DistinctRPIs(seed: seed)].insert(aggregate.rpi.bytes)
             case .scanWindow(let window):
                 days[window.day, default: Counts()].add(window)
                 hours[Self.hour(of: window.start), default: Counts()].add(window)

@@ -59,8 +59,10 @@ package struct HeardSummary: Sendable, Equatable {
         hours = (0..<hourCount).map { Hour(start: firstHour.adding(seconds: Int64($0) * 3600), counts: Counts()) }
         let bucketCount = (Self.rssiTop - Self.rssiBottom) / Self.rssiBucketWidth + 2
         var buckets = [Int](repeating: 0, count: bucketCount)
-        var allRPIs = Set<Bytes16>()
-        var hourRPIs = [Set<Bytes16>](repeating: [], count: hourCount)
+        // Distinct RPIs in bounded memory: exact up to 1,024 a span, estimated past it.
+        let seed = Int.random(in: .min ... .max)
+        var allRPIs = DistinctRPIs(seed: seed)
+        var hourRPIs = [DistinctRPIs](repeating: DistinctRPIs(seed: seed), count: hourCount)
         let range = UTCDay(containing: self.since)...UTCDay(containing: until)
         let start = self.since
         var hours = self.hours

@@ -15,6 +15,19 @@ package enum ExportStream {
         package var keyMessages: Int
         package var revisedKeyMessages: Int
         package var hashes: [ECDSADigest: [UInt8]]
+        /// What `ExportReader.check()` would answer, found in the same pass but not to be used
+        /// before the verdict: the valid keys, revised keys and dropped ones, or the first key's and
+        /// revised key's decoding failure (keys first, as `check` reads them).
+        var checked: (keys: Int, revisedKeys: Int, dropped: Int)
+        var keyFailure: KeyFileError?
+        var revisedKeyFailure: KeyFileError?
+
+        /// The check's answer.
+        package func check() throws(KeyFileError) -> (keys: Int, revisedKeys: Int, dropped: Int) {
+            if let keyFailure { throw keyFailure }
+            if let revisedKeyFailure { throw revisedKeyFailure }
+            return checked
+        }
     }
 
     /// Reads export.bin once: header fields, key messages counted, digests computed on the way.
@@ -32,6 +45,9 @@ package enum ExportStream {
         }
         var header = KeyExport(batchNumber: 0, batchSize: 0, hasBatchNumber: false, hasBatchSize: false)
         var counts = (keys: 0, revised: 0)
+        var checked = (keys: 0, revisedKeys: 0, dropped: 0)
+        var failures: (keys: KeyFileError?, revised: KeyFileError?) = (nil, nil)
+        var body = [UInt8]()
         try wire.run { () throws(WireReader.Failure) in
             while let (field, type) = try wire.tag() {
                 switch (field, type) {
@@ -54,7 +70,19 @@ package enum ExportStream {
                     let total = counts.keys + counts.revised + 1
                     guard total <= KeyFileLimits.maximumKeys else { throw WireReader.Failure(reason: "", tooManyKeys: total) }
                     if field == 7 { counts.keys += 1 } else { counts.revised += 1 }
-                    try wire.skipMessage(field == 8 ? "revised key \(total - 1)" : "key \(total - 1)")
+                    try wire.message(field == 8 ? "revised key \(total - 1)" : "key \(total - 1)", into: &body)
+                    // Validated and counted now, kept nowhere: the answer waits for the verdict.
+                    let index = field == 7 ? counts.keys - 1 : counts.revised - 1
+                    guard (field == 7 ? failures.keys : failures.revised) == nil else { continue }
+                    do throws(WireReader.Failure) {
+                        switch ExportBinary.validate(try RawKey(body, 0..<body.count)) {
+                        case .success: if field == 7 { checked.keys += 1 } else { checked.revisedKeys += 1 }
+                        case .failure: checked.dropped += 1
+                        }
+                    } catch {
+                        let failure = KeyFileError.malformed("export.bin: \(field == 8 ? "revised key" : "key") \(index): \(error.reason)")
+                        if field == 7 { failures.keys = failure } else { failures.revised = failure }
+                    }
                 default:
                     try wire.skip(field, type)
                 }
@@ -62,7 +90,9 @@ package enum ExportStream {
         }
         var hashes = [ECDSADigest: [UInt8]]()
         for stream in streams { hashes[stream.digest] = stream.finish() }
-        return Judged(header: header, keyMessages: counts.keys, revisedKeyMessages: counts.revised, hashes: hashes)
+        return Judged(
+            header: header, keyMessages: counts.keys, revisedKeyMessages: counts.revised, hashes: hashes, checked: checked,
+            keyFailure: failures.keys, revisedKeyFailure: failures.revised)
     }
 
     /// The keys (or revised keys) of export.bin, read from the entry again, one at a time, each
@@ -77,6 +107,8 @@ package enum ExportStream {
 package final class StreamedKeys {
     private let wire: WireStream
     private let field: UInt32
+    /// The current key message's bytes, reused from key to key.
+    private var body = [UInt8]()
     /// Key messages of this kind read so far, valid or not.
     package private(set) var read = 0
     package private(set) var droppedCount = 0
@@ -97,8 +129,7 @@ package final class StreamedKeys {
                     continue
                 }
                 read += 1
-                let what = field == 8 ? "revised key \(read - 1)" : "key \(read - 1)"
-                let body = try wire.message(what)
+                try wire.message(field == 8 ? "revised key \(read - 1)" : "key \(read - 1)", into: &body)
                 do throws(WireReader.Failure) {
                     switch ExportBinary.validate(try RawKey(body, 0..<body.count)) {
                     case .success(let key):
@@ -110,7 +141,7 @@ package final class StreamedKeys {
                         }
                     }
                 } catch {
-                    throw WireReader.Failure(reason: "\(what): \(error.reason)")
+                    throw WireReader.Failure(reason: "\(field == 8 ? "revised key" : "key") \(read - 1): \(error.reason)")
                 }
             }
         }
@@ -244,18 +275,20 @@ final class WireStream {
 
     /// A length-delimited message, whole, within `KeyFileLimits.maximumMessageBytes`.
     func message(_ what: String) throws(WireReader.Failure) -> [UInt8] {
+        var bytes = [UInt8]()
+        try message(what, into: &bytes)
+        return bytes
+    }
+
+    /// A message into `bytes` (emptied first, its capacity kept): a key a time without an
+    /// allocation each.
+    func message(_ what: String, into bytes: inout [UInt8]) throws(WireReader.Failure) {
         let count = try length()
         guard count <= KeyFileLimits.maximumMessageBytes else { throw .oversized(what, count) }
         guard try fill(count) else { throw .truncated }
-        defer { start += count }
-        return Array(buffer[start..<(start + count)])
-    }
-
-    /// A key message's body passed over (counted only), within the message limit.
-    func skipMessage(_ what: String) throws(WireReader.Failure) {
-        let count = try length()
-        guard count <= KeyFileLimits.maximumMessageBytes else { throw .oversized(what, count) }
-        try advance(count)
+        bytes.removeAll(keepingCapacity: true)
+        bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[start..<(start + count)]))
+        start += count
     }
 
     func string(_ name: String, limit: Int) throws(WireReader.Failure) -> String {
