@@ -44,13 +44,15 @@ struct BusyDetectionBench: AsyncParsableCommand {
             for aggregateCount in aggregates {
                 let folder = root + "/\(aggregateCount)-\(keyCount)"
                 // Written by a child, so that this process stays small while it spawns the measured one.
-                let made = try ChildRun(CommandLine.arguments[0], ["busy-fixture", "--out", folder, "--aggregates", "\(aggregateCount)", "--keys", "\(keyCount)"])
+                let made = try ChildRun(
+                    CommandLine.arguments[0], ["busy-fixture", "--out", folder, "--aggregates", "\(aggregateCount)", "--keys", "\(keyCount)"])
                 guard made.status == 0 else { throw ValidationError("busy-fixture failed: \(made.output)") }
                 let fixture = BusyFortnight(existing: folder, keys: keyCount, lastDay: today)
-                let arguments = [
-                    "tools", "match", "--data-dir", fixture.data, "--config", fixture.configuration, "--public-key", fixture.publicKey,
-                    "--key-id", "310", "--key-version", "v1", "--today", "\(today)",
-                ] + fixture.keyFiles
+                let arguments =
+                    [
+                        "tools", "match", "--data-dir", fixture.data, "--config", fixture.configuration, "--public-key", fixture.publicKey,
+                        "--key-id", "310", "--key-version", "v1", "--today", "\(today)",
+                    ] + fixture.keyFiles
                 let run = try ChildRun(gaenctl, arguments)
                 let exposed = run.output.contains("exposure days: \(fixture.exposureDay)")
                 if !exposed { failed = true }

@@ -73,15 +73,17 @@ import Testing
         // Key C, heard two days back only.
         let c = Bytes16(words: (0xC, 0xC))
         try await plant(c, interval: dayBefore.advanced(by: -144 + 60), heardAt: [-2 * 86_400 + 60 * 600 + 30])
-        let keys = [a, b, c].map { tek in
-            DiagnosisKey(
-                key: try! TemporaryExposureKey(keyData: tek, rollingStartIntervalNumber: tek == c ? dayBefore.advanced(by: -144) : dayBefore),
-                transmissionRiskLevel: 4, reportType: .confirmedTest, daysSinceOnsetOfSymptoms: 0)
-        } + (0..<500).map { number in
-            DiagnosisKey(
-                key: try! TemporaryExposureKey(keyData: Bytes16(words: (UInt64(number), 0xFF)), rollingStartIntervalNumber: dayBefore),
-                reportType: .confirmedTest)
-        }
+        let keys =
+            [a, b, c].map { tek in
+                DiagnosisKey(
+                    key: try! TemporaryExposureKey(keyData: tek, rollingStartIntervalNumber: tek == c ? dayBefore.advanced(by: -144) : dayBefore),
+                    transmissionRiskLevel: 4, reportType: .confirmedTest, daysSinceOnsetOfSymptoms: 0)
+            }
+            + (0..<500).map { number in
+                DiagnosisKey(
+                    key: try! TemporaryExposureKey(keyData: Bytes16(words: (UInt64(number), 0xFF)), rollingStartIntervalNumber: dayBefore),
+                    reportType: .confirmedTest)
+            }
         #expect(try ContactLogReader(dataDirectory: data).days().count == 3)
 
         let whole = try await run(budget: .max, keys: keys)

@@ -55,7 +55,9 @@ import Testing
 
         // Three flooded windows written (continuous scanning: one every 4 s).
         func windows() throws -> [[String: Any]] {
-            let run = try ToolRunner.run("gaenctl", ["tools", "log", "export", "--data-dir", data.path, "--from", "\(UTCDay(containing: SystemWallClock().now()).advanced(by: -1))", "--json"])
+            let run = try ToolRunner.run(
+                "gaenctl",
+                ["tools", "log", "export", "--data-dir", data.path, "--from", "\(UTCDay(containing: SystemWallClock().now()).advanced(by: -1))", "--json"])
             let object = try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any]
             return (object?["scan_windows"] as? [[String: Any]] ?? []).filter { ($0["gaen_reports"] as? Int ?? 0) > 100 }
         }

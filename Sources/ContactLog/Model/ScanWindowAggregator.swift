@@ -105,7 +105,7 @@ package struct ScanWindowAggregator: Sendable {
     /// phone: what the authority's attenuation buckets weigh), then the most valid readings, then
     /// the most reports. A report without RSSI is weaker than any reading.
     static func strength(_ aggregate: ContactAggregate) -> (Int, UInt16, UInt16) {
-        (Int(aggregate.rssi.maximum ?? -128) , aggregate.rssi.validReports, aggregate.reports)
+        (Int(aggregate.rssi.maximum ?? -128), aggregate.rssi.validReports, aggregate.reports)
     }
 
     private func strength(at index: Int) -> (Int, UInt16, UInt16) {

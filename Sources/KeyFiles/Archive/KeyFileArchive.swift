@@ -96,7 +96,9 @@ package struct KeyFileEntries: Sendable {
 
     /// export.bin whole (tools, which show a file whole).
     package func exportBinary() throws(KeyFileError) -> [UInt8] {
-        try directory.contents(of: binary, expected: min(binary.uncompressedSize, KeyFileLimits.maximumEntryBytes), check: Self.limits(of: binary, KeyFileLimits.maximumEntryBytes))
+        try directory.contents(
+            of: binary, expected: min(binary.uncompressedSize, KeyFileLimits.maximumEntryBytes), check: Self.limits(of: binary, KeyFileLimits.maximumEntryBytes)
+        )
     }
 
     /// export.bin as a stream, under the same limits.

@@ -234,7 +234,7 @@ final class WireStream {
     /// Reads the rest of the entry, so that its CRC and limits are checked.
     private func drain() throws(WireReader.Failure) {
         start = end
-        while !sourceEnded { _ = try fill(Self.window) ; start = end }
+        while !sourceEnded { _ = try fill(Self.window); start = end }
     }
 
     func tag() throws(WireReader.Failure) -> (UInt32, WireReader.Wire)? {
