@@ -5,7 +5,6 @@
 #include <bluetooth/bluetooth.h>
 #include <bluetooth/hci.h>
 #include <openssl/bio.h>
-#include <malloc.h>
 
 // The mirrored values must be what the libraries' own headers say; these asserts fail the build if a
 // header ever changes under us.
@@ -36,6 +35,4 @@ long cgaend_bio_get_mem_data(void *bio, char **data) {
     return BIO_get_mem_data((BIO *)bio, data);
 }
 
-int cgaend_set_mmap_threshold(int bytes) { return mallopt(M_MMAP_THRESHOLD, bytes); }
 
-int cgaend_set_arena_max(int arenas) { return mallopt(M_ARENA_MAX, arenas); }

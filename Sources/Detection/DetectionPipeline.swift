@@ -151,18 +151,22 @@ package struct DetectionPipeline: Sendable {
         // index's budget is matched an index at a time, oldest days first: every index but the
         // last only collects what it holds of each key, and the last judges it all.
         let matched = files.filter { source in verdicts.contains(where: { $0.name == source.name && $0.verdict.isVerified }) }
-        var index = partitions.nextIndex()!
+        var index = partitions.nextIndex()
         var earlier = PartialHits()
         while !partitions.isDone {
-            var hits = PartialHits()
-            let collector = Matcher(index: index, logDays: partitions.days, earlier: PartialHits())
-            for source in matched {
-                try await collectKeys(of: source, by: collector, skipping: stored, into: &hits, statistics: &statistics)
+            do {
+                var hits = PartialHits()
+                let collector = Matcher(index: index!, logDays: partitions.days, earlier: PartialHits())
+                for source in matched {
+                    try await collectKeys(of: source, by: collector, skipping: stored, into: &hits, statistics: &statistics)
+                }
+                earlier.merge(hits)
             }
-            earlier.merge(hits)
-            index = partitions.nextIndex()!
+            // One index at a time: this one is let go before the next is built.
+            index = nil
+            index = partitions.nextIndex()
         }
-        let matcher = Matcher(index: index, logDays: partitions.days, earlier: earlier)
+        let matcher = Matcher(index: index!, logDays: partitions.days, earlier: earlier)
         var progressState = (done: 0, total: 0)
         for source in matched {
             let name = source.name

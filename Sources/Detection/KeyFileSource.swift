@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-package import KeyFiles
+import KeyFiles
 
 /// A key file by name, and where its archive is when the pipeline reads it (several times: for the
 /// verdicts, the check and each matching pass): a file on disk, read a range at a time (the

@@ -169,6 +169,26 @@ package final class ECDSAPrivateKey: @unchecked Sendable {
         return Array(signature.prefix(length))
     }
 
+    /// A DER ECDSA-Sig-Value over a message whose `digest` is `hash` (a `DigestStream`'s): what
+    /// `sign(_:digest:)` makes, for a message too large to hold (an export.bin written a key at a
+    /// time).
+    package func sign(hash: [UInt8], digest: ECDSADigest) throws(CryptoError) -> [UInt8] {
+        guard let context = EVP_PKEY_CTX_new(key, nil) else { throw CryptoError.fromQueue("creating the signing context") }
+        defer { EVP_PKEY_CTX_free(context) }
+        guard EVP_PKEY_sign_init(context) == 1, EVP_PKEY_CTX_set_signature_md(context, digest.md) == 1 else {
+            throw CryptoError.fromQueue("starting an ECDSA signature")
+        }
+        var length = 0
+        guard EVP_PKEY_sign(context, nil, &length, hash, hash.count) == 1 else {
+            throw CryptoError.fromQueue("sizing an ECDSA signature")
+        }
+        var signature = [UInt8](repeating: 0, count: length)
+        guard EVP_PKEY_sign(context, &signature, &length, hash, hash.count) == 1 else {
+            throw CryptoError.fromQueue("making an ECDSA signature")
+        }
+        return Array(signature.prefix(length))
+    }
+
     /// The private key as PKCS#8 PEM.
     package var pem: String {
         ECDSAPublicKey.writePEM(key) { PEM_write_bio_PrivateKey($0, $1, nil, nil, 0, nil, nil) }

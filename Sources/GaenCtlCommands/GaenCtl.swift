@@ -5,6 +5,7 @@ import BuildRevision
 import ENCore
 import Foundation
 import Glibc
+import SystemCalls
 
 /// `gaenctl`: drives gaend over D-Bus, and works offline with `tools`.
 package struct GaenCtl: AsyncParsableCommand {
@@ -82,6 +83,8 @@ package struct GaenCtl: AsyncParsableCommand {
 
     /// Runs with the process's arguments and exits with the result.
     package static func runAndExit() async -> Never {
+        // The daemon's allocator settings: `tools match` builds one large index after another.
+        MemoryPolicy.apply()
         Glibc.exit(await run(arguments: Array(CommandLine.arguments.dropFirst())))
     }
 

@@ -162,8 +162,16 @@ struct BusyFixtureCommand: AsyncParsableCommand {
     @Option(help: "Diagnosis keys, in files of at most 700,000.")
     var keys = 1_400_000
 
+    @Option(help: "Distinct RPIs the aggregates are drawn from.")
+    var distinctRpis = 100_000
+
+    @Option(help: "Aggregates per scan window (5,000 is the window's cap: the largest log).")
+    var perWindow = 500
+
     func run() async throws {
-        let fixture = try await BusyFortnight(root: out, aggregates: aggregates, keys: keys, lastDay: UTCDay(containing: SystemWallClock().now()))
+        let fixture = try await BusyFortnight(
+            root: out, aggregates: aggregates, keys: keys, lastDay: UTCDay(containing: SystemWallClock().now()), distinctRPIs: distinctRpis,
+            perWindow: perWindow)
         print("exposure-day \(fixture.exposureDay)")
         for file in fixture.keyFiles { print(file) }
     }

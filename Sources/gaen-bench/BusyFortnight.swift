@@ -37,14 +37,15 @@ struct BusyFortnight {
     }
 
     /// Writes the fixture into `root` (made if missing). `lastDay` is the newest day of the log.
-    init(root: String, aggregates: Int, keys: Int, lastDay: UTCDay) async throws {
+    init(root: String, aggregates: Int, keys: Int, lastDay: UTCDay, distinctRPIs: Int = 100_000, perWindow: Int = 500) async throws {
         self.root = root
         exposureDay = lastDay.advanced(by: -3)
         try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
         let quiet = Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() })
         let writer = try ContactLogWriter(dataDirectory: DataDirectory(path: data), clock: SystemWallClock(), policy: .kernelDecides, logger: quiet)
         let synthetic = SyntheticContacts(
-            seed: 1, distinctRPIs: 100_000, aggregatesPerWindow: 500, days: 14, lastDay: lastDay, totalAggregates: aggregates)
+            seed: 1, distinctRPIs: max(distinctRPIs, perWindow), aggregatesPerWindow: perWindow, days: 14, lastDay: lastDay,
+            totalAggregates: aggregates)
         for index in 0..<synthetic.windowCount {
             let (window, records) = synthetic.window(index)
             try await writer.append(window: window, aggregates: records)

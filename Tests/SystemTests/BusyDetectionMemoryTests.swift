@@ -22,7 +22,10 @@ import Testing
         }
         defer { cgroup.remove() }
 
-        let fixture = try ToolRunner.run("gaen-bench", ["busy-fixture", "--out", directory.path], limit: 300)
+        // Another size by hand, e.g. the largest log the window cap allows with the default
+        // schedule: GAEND_BUSY_FIXTURE="--aggregates 28280000 --distinct-rpis 28280000 --per-window 5000".
+        let size = ProcessInfo.processInfo.environment["GAEND_BUSY_FIXTURE"].map { $0.split(separator: " ").map(String.init) }
+        let fixture = try ToolRunner.run("gaen-bench", ["busy-fixture", "--out", directory.path] + (size ?? []), limit: 300)
         #expect(fixture.status == 0, "\(fixture.standardError)")
         let lines = fixture.standardOutput.split(separator: "\n").map(String.init)
         let day = try #require(lines.first?.split(separator: " ").last.map(String.init))
@@ -58,22 +61,24 @@ import Testing
             "gaend detected the busy fortnight in a 128 MiB cgroup: VmHWM \(idle / 1024) MiB before, \(highWater / 1024) MiB after; "
                 + "cgroup peak \(peak >> 20) MiB (page cache included)")
         // Issue 35's goal for this case: 64 MiB at the peak, gaend's idle 40 MiB included.
-        #expect(highWater <= 64 * 1024, "VmHWM \(highWater) kB")
+        if size == nil { #expect(highWater <= 64 * 1024, "VmHWM \(highWater) kB") }
 
         // What the owner asks next: what was heard in the 14 days (GetHeard reads the whole log).
         let heard = try harness.ctl(["heard", "--since", "14d", "--json"])
         #expect(heard.status == 0, "\(heard.standardError)")
         let summary = try JSONSerialization.jsonObject(with: Data(heard.standardOutput.utf8)) as? [String: Any]
-        // 14 days back from now: all but the first day's hours before this time of day.
-        #expect((summary?["sightings"] as? Int ?? 0) > 2_300_000, "\(heard.standardOutput.prefix(300))")
-        // About 100,000 synthetic RPIs (and the planted key's few), estimated past 1,024.
-        let distinct = summary?["distinct_rpis"] as? Int ?? 0
-        #expect(abs(distinct - 100_000) < 3_000, "\(distinct)")
+        if size == nil {
+            // 14 days back from now: all but the first day's hours before this time of day.
+            #expect((summary?["sightings"] as? Int ?? 0) > 2_300_000, "\(heard.standardOutput.prefix(300))")
+            // About 100,000 synthetic RPIs (and the planted key's few), estimated past 1,024.
+            let distinct = summary?["distinct_rpis"] as? Int ?? 0
+            #expect(abs(distinct - 100_000) < 3_000, "\(distinct)")
+        }
         #expect(harness.daemon.isRunning)
         #expect(cgroup.oomKills == 0)
         let afterHeard = Self.highWater(of: harness.daemon.processIdentifier)
         print("gaend after GetHeard over the 14 days: VmHWM \(afterHeard / 1024) MiB")
-        #expect(afterHeard <= 80 * 1024, "VmHWM \(afterHeard) kB")
+        if size == nil { #expect(afterHeard <= 80 * 1024, "VmHWM \(afterHeard) kB") }
     }
 
     /// VmHWM of a process, kB (0 when it cannot be read).

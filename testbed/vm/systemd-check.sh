@@ -66,4 +66,4 @@ elif [ -n "${busy_failure:-}" ]; then
 elif [ "$stopped" != heartbeat ]; then
     finish FAIL "after systemctl stop the trigger is [$stopped], not heartbeat"
 fi
-finish PASS "(gaend as ${user:-?}, LED ACT off while it ran, heartbeat back after stop)"
+finish PASS "(gaend as ${user:-?}, LED ACT off while it ran, heartbeat back after stop; busy detection $detected)"

@@ -35,9 +35,5 @@ extern const int cgaend_dbus_type_dict_entry;
 // BIO_get_mem_data is a macro over BIO_ctrl; returns the length and sets *data.
 long cgaend_bio_get_mem_data(void *bio, char **data);
 
-// mallopt(M_MMAP_THRESHOLD, bytes): neither is in Swift's Glibc module. Returns mallopt's result.
-int cgaend_set_mmap_threshold(int bytes);
-// mallopt(M_ARENA_MAX, arenas): the same; at most that many malloc arenas for all threads.
-int cgaend_set_arena_max(int arenas);
 
 #endif

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-package import Storage
+import Storage
 
 /// Where an archive's bytes are: in memory (tools, tests, fuzzing) or in a file read a range at a
 /// time (the daemon's spool, the tools' arguments), so that detection never holds an archive whole.

@@ -56,14 +56,29 @@ package struct KeyFileWriter: Sendable {
         message.signatureInfos = signatureInfos.map(\.message)
         // Sorted by key bytes, as the reference server does "to scramble keys": the order in which
         // keys were uploaded must not show.
-        message.keys = export.keys.sorted { $0.key.keyData.bytes.lexicographicallyPrecedes($1.key.keyData.bytes) }.map(Self.message)
-        message.revisedKeys = export.revisedKeys.sorted { $0.key.keyData.bytes.lexicographicallyPrecedes($1.key.keyData.bytes) }.map(Self.message)
+        message.keys = export.keys.sorted(by: fileOrder).map(Self.message)
+        message.revisedKeys = export.revisedKeys.sorted(by: fileOrder).map(Self.message)
         // Serializing a message built from valid fields cannot fail.
         let body: [UInt8] = try! message.serializedBytes()
         return ExportBinary.header + body
     }
 
     static func exportSignature(for exportBinary: [UInt8], batch: KeyExport, signers: [KeyFileWriter]) throws(CryptoError) -> [UInt8] {
+        try exportSignature(batch: batch, signers: signers) { signer, digest throws(CryptoError) in
+            try exportBinary.withUnsafeBytes { raw in
+                Result { () throws(CryptoError) in try signer.signingKey.sign(raw, digest: digest) }
+            }.get()
+        }
+    }
+
+    /// export.sig from export.bin's digest (`hash`, of the `digest` every signer's algorithm asks).
+    static func exportSignature(hash: [UInt8], digest: ECDSADigest, batch: KeyExport, signers: [KeyFileWriter]) throws(CryptoError) -> [UInt8] {
+        try exportSignature(batch: batch, signers: signers) { signer, _ throws(CryptoError) in try signer.signingKey.sign(hash: hash, digest: digest) }
+    }
+
+    private static func exportSignature(
+        batch: KeyExport, signers: [KeyFileWriter], sign: (KeyFileWriter, ECDSADigest) throws(CryptoError) -> [UInt8]
+    ) throws(CryptoError) -> [UInt8] {
         var list = PBTEKSignatureList()
         for signer in signers {
             var signature = PBTEKSignature()
@@ -71,10 +86,7 @@ package struct KeyFileWriter: Sendable {
             if batch.hasBatchNumber { signature.batchNum = batch.batchNumber }
             if batch.hasBatchSize { signature.batchSize = batch.batchSize }
             let digest: ECDSADigest = signer.signatureInfo.signatureAlgorithm == SignatureInfo.ecdsaP256SHA512 ? .sha512 : .sha256
-            signature.signature = Data(
-                try exportBinary.withUnsafeBytes { raw in
-                    Result { () throws(CryptoError) in try signer.signingKey.sign(raw, digest: digest) }
-                }.get())
+            signature.signature = Data(try sign(signer, digest))
             list.signatures.append(signature)
         }
         return try! list.serializedBytes()
@@ -90,6 +102,16 @@ package struct KeyFileWriter: Sendable {
                 provider: { position, size in Data(bytes[Int(position)..<(Int(position) + size)]) })
         }
         return [UInt8](archive.data!)
+    }
+
+    /// The order of keys in a file: by their bytes, as the reference server sorts them "to
+    /// scramble keys".
+    package static func fileOrder(_ a: DiagnosisKey, _ b: DiagnosisKey) -> Bool {
+        // The bytes' order without an array each: the words hold the bytes in memory order, so
+        // read as big-endian numbers they compare as the bytes do.
+        let (left, right) = (a.key.keyData.words, b.key.keyData.words)
+        if left.0 != right.0 { return UInt64(bigEndian: left.0) < UInt64(bigEndian: right.0) }
+        return UInt64(bigEndian: left.1) < UInt64(bigEndian: right.1)
     }
 
     static func message(_ key: DiagnosisKey) -> PBTemporaryExposureKey {

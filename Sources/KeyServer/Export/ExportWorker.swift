@@ -65,15 +65,19 @@ package struct ExportWorker: Sendable {
     /// it again replaces it.
     func write(_ pending: KeyStore.PendingExport, now: UnixTime) throws -> String {
         var keys = pending.keys.map(Self.diagnosisKey)
-        keys += try padding(for: keys, target: settings.minimumRecords + Int.random(in: 0...max(0, settings.paddingRange)))
-        // Shuffled: the order of upload must not show in the file.
-        keys.shuffle()
+        // Padding never takes the file past what it may hold with its revisions.
+        let target = settings.minimumRecords + Int.random(in: 0...max(0, settings.paddingRange))
+        keys += try padding(for: keys, target: min(target, KeyFileLimits.maximumKeys - pending.revised.count))
+        // Sorted by their bytes, as the file holds them (`KeyFileWriter`): the order of upload
+        // must not show, and sorted here in place the writer needs no second copy of 700,000 keys.
+        keys.sort(by: KeyFileWriter.fileOrder)
         let export = KeyExport(
             startTimestamp: UInt64(pending.start.seconds), endTimestamp: UInt64(now.seconds), region: settings.region, keys: keys,
             revisedKeys: pending.revised.map(Self.diagnosisKey))
-        let zip = try KeyFileWriter(signingKey: signingKey, keyID: settings.keyID, keyVersion: settings.keyVersion).archive(export)
         let name = "\(settings.root)/\(pending.start.seconds)-\(now.seconds)-00001.zip"
-        try AtomicFile.write(zip, to: settings.directory + "/" + name, mode: 0o644)
+        // Written a key at a time, never whole (`KeyFileWriter.write(_:toFile:)`).
+        try KeyFileWriter(signingKey: signingKey, keyID: settings.keyID, keyVersion: settings.keyVersion).write(
+            export, toFile: settings.directory + "/" + name)
         return name
     }
 

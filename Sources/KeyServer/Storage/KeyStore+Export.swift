@@ -65,40 +65,65 @@ extension KeyStore {
         }
     }
 
-    /// The keys and revisions not exported yet whose embargo is over.
+    /// Keys (and revisions) a batch holds at most: what one file may hold. The rest wait for the
+    /// next run, whose file then carries them (a file over the limit would be refused by every
+    /// reader, gaend's and GMS's).
+    package static let maximumBatchKeys = 750_000
+    /// Rows read per statement: the rows of a statement are held as values, about 200 bytes each;
+    /// the keys kept are about 40.
+    static let exportPage = 10_000
+
+    /// The keys and revisions not exported yet whose embargo is over: revisions first, then keys
+    /// up to `maximumBatchKeys` in all, read a page at a time in key order.
     private func pendingExport(now: UnixTime) throws(DatabaseError) -> PendingExport {
-        func keys(_ sql: String, columns: String) throws(DatabaseError) -> [StoredKey] {
-            try database.query(
-                "SELECT key, rolling_start, rolling_period, \(columns) FROM exposure WHERE \(sql)",
-                [.integer(now.seconds)]
-            ).compactMap { row in
-                // A row no key file can carry (a damaged file, a replica with another schema) is
-                // left out: every conversion is checked, since the database is read, not trusted.
-                guard let bytes = row[0].blob.flatMap(Bytes16.init), let start = row[1].integer.flatMap({ UInt32(exactly: $0) }),
-                    let period = row[2].integer.flatMap({ UInt32(exactly: $0) }),
-                    let key = try? TemporaryExposureKey(keyData: bytes, rollingStartIntervalNumber: ENIntervalNumber(rawValue: start), rollingPeriod: period),
-                    let risk = Int32(exactly: row[3].integer ?? 0), let reportType = Int32(exactly: row[4].integer ?? 1)
-                else { return nil }
-                var onset: Int32?
-                if let stored = row[5].integer {
-                    guard let narrow = Int32(exactly: stored) else { return nil }
-                    onset = narrow
+        func keys(_ sql: String, columns: String, limit: Int) throws(DatabaseError) -> [StoredKey] {
+            var found = [StoredKey]()
+            // Keyset pagination on the primary key: every non-empty key sorts after the empty one.
+            var after = [UInt8]()
+            while found.count < limit {
+                let wanted = min(Self.exportPage, limit - found.count)
+                let rows = try database.query(
+                    "SELECT key, rolling_start, rolling_period, \(columns) FROM exposure WHERE (\(sql)) AND key > ?2 ORDER BY key LIMIT \(wanted)",
+                    [.integer(now.seconds), .blob(after)])
+                for row in rows {
+                    if let key = Self.storedKey(row) { found.append(key) }
                 }
-                return StoredKey(key: key, transmissionRisk: risk, reportType: reportType, daysSinceOnsetOfSymptoms: onset)
+                guard rows.count == wanted, let last = rows.last?[0].blob else { break }
+                after = last
             }
+            return found
         }
         // An end before 1970 or past UnixTime's range starts no batch (its file names the start as
         // a uint64): the first batch's day back is taken instead.
         let lastEnd = try database.query("SELECT end_time FROM export_batch ORDER BY end_time DESC LIMIT 1").first?.first?.integer
             .flatMap { UnixTime(exactlySeconds: $0) }.flatMap { $0.seconds >= 0 ? $0 : nil }
+        let revised = try keys(
+            "exported_batch IS NOT NULL AND revised_report_type IS NOT NULL AND revision_exported_batch IS NULL AND export_after <= ?1",
+            // A revision's own values (the reference's RevisedDaysSinceSymptomOnset and
+            // RevisedTransmissionRisk); a revision stored before they were kept has its key's risk.
+            columns: "COALESCE(revised_transmission_risk, transmission_risk), revised_report_type, revised_days_since_onset",
+            limit: Self.maximumBatchKeys)
         return PendingExport(
-            keys: try keys("exported_batch IS NULL AND export_after <= ?1", columns: "transmission_risk, report_type, days_since_onset"),
-            revised: try keys(
-                "exported_batch IS NOT NULL AND revised_report_type IS NOT NULL AND revision_exported_batch IS NULL AND export_after <= ?1",
-                // A revision's own values (the reference's RevisedDaysSinceSymptomOnset and
-                // RevisedTransmissionRisk); a revision stored before they were kept has its key's risk.
-                columns: "COALESCE(revised_transmission_risk, transmission_risk), revised_report_type, revised_days_since_onset"),
-            start: lastEnd ?? now.adding(seconds: -86_400))
+            keys: try keys(
+                "exported_batch IS NULL AND export_after <= ?1", columns: "transmission_risk, report_type, days_since_onset",
+                limit: Self.maximumBatchKeys - revised.count),
+            revised: revised, start: lastEnd ?? now.adding(seconds: -86_400))
+    }
+
+    /// A row as a key; nil for one no key file can carry (a damaged file, a replica with another
+    /// schema): every conversion is checked, since the database is read, not trusted.
+    private static func storedKey(_ row: [DatabaseValue]) -> StoredKey? {
+        guard let bytes = row[0].blob.flatMap(Bytes16.init), let start = row[1].integer.flatMap({ UInt32(exactly: $0) }),
+            let period = row[2].integer.flatMap({ UInt32(exactly: $0) }),
+            let key = try? TemporaryExposureKey(keyData: bytes, rollingStartIntervalNumber: ENIntervalNumber(rawValue: start), rollingPeriod: period),
+            let risk = Int32(exactly: row[3].integer ?? 0), let reportType = Int32(exactly: row[4].integer ?? 1)
+        else { return nil }
+        var onset: Int32?
+        if let stored = row[5].integer {
+            guard let narrow = Int32(exactly: stored) else { return nil }
+            onset = narrow
+        }
+        return StoredKey(key: key, transmissionRisk: risk, reportType: reportType, daysSinceOnsetOfSymptoms: onset)
     }
 
     /// The batches, oldest first: (name, start, end).
