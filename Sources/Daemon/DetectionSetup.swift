@@ -10,16 +10,23 @@ package import Storage
 import UnixSignals
 package import GaendConfiguration
 
-/// The detection worker as the configuration describes it: nil without a key server.
+/// The detection worker as the configuration describes it. Without a key server it downloads
+/// nothing and has no timer, but it still loads, ages and answers with the stored results: they
+/// are the owner's answer whether a server is configured or not (issue 40: without `index-url`,
+/// status said "no exposure" beside a stored one).
 package enum DetectionSetup {
     package static func worker(
         _ configuration: DaemonConfiguration, dataDirectory: DataDirectory, clock: any WallClock, transport: any HTTPTransport = URLSessionTransport(),
         observer: DetectionSignals, logger: Logger
-    ) throws(DaemonConfigurationError) -> DetectionWorker? {
+    ) throws(DaemonConfigurationError) -> DetectionWorker {
         let servers = configuration.servers
         // Read first, with or without a key server: a file gaend cannot read stops it at start.
         let exposureConfiguration = try Self.exposureConfiguration(servers)
-        guard let indexURL = servers.indexURL else { return nil }
+        guard let indexURL = servers.indexURL else {
+            return DetectionWorker(
+                dataDirectory: dataDirectory, downloader: nil, policy: SignaturePolicy(trustedKeys: []),
+                defaultConfiguration: exposureConfiguration, clock: clock, observer: observer, logger: logger)
+        }
         var trusted = [VerificationKey]()
         for key in servers.exportKeys {
             guard let pem = FileManager.default.contents(atPath: key.path) else {
@@ -70,6 +77,7 @@ package struct DetectionTimerService: Service {
     package init(worker: DetectionWorker) { self.worker = worker }
 
     package func run() async throws {
+        // Without a key server the timer has nothing to do: the service waits for the shutdown.
         await cancelWhenGracefulShutdown { await worker.runOnTimer() }
     }
 }

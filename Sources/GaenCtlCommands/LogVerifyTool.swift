@@ -38,6 +38,7 @@ struct LogVerifyTool: ParsableCommand {
                 }
                 let state = segment.isIntact ? "ok" : "DAMAGED"
                 print("\(name): \(state), \(segment.aggregates) aggregates, \(segment.scanWindows) scan windows, \(segment.size) bytes")
+                if let damage = segment.headerDamage { print("  header: \(damage) (its records are read)") }
                 for problem in segment.problems { print("  \(problem)") }
                 let counted = segment.corruptRecords + segment.outOfDayRecords
                 if counted > segment.problems.count {
@@ -64,6 +65,7 @@ struct LogVerifyTool: ParsableCommand {
             ("out_of_day_records", .array(segment.problems.filter { $0.kind == .outOfDay }.map { .int($0.offset) })),
             ("corrupt_record_count", .int(Int64(segment.corruptRecords))), ("out_of_day_record_count", .int(Int64(segment.outOfDayRecords))),
             ("unreadable", segment.unreadable.map { .string($0) } ?? .null),
+            ("header_damage", segment.headerDamage.map { .string($0) } ?? .null),
         ])
     }
 }

@@ -108,7 +108,7 @@ struct Gaend: AsyncParsableCommand {
         let transport = WitnessingTransport(board: clock)
         let data = DataDirectory(path: configuration.dataDirectory)
         let signals = DetectionSignals()
-        let worker: DetectionWorker?
+        let worker: DetectionWorker
         do {
             worker = try DetectionSetup.worker(
                 configuration, dataDirectory: data, clock: clock, transport: transport, observer: signals, logger: Logger(label: "gaend.detection"))
@@ -179,10 +179,9 @@ struct Gaend: AsyncParsableCommand {
             services.append(RadioService(spec: configuration.radio, beacon: beacon))
         }
         let hookRunner = ExposureHookRunner(settings: hookSettings, logger: Logger(label: "gaend.hook"))
-        if let worker {
-            services.append(DetectionTimerService(worker: worker))
-            services.append(ExposureHookService(worker: worker, runner: hookRunner, clock: clock, dataDirectory: data, logger: Logger(label: "gaend.hook")))
-        }
+        if worker.canDownload { services.append(DetectionTimerService(worker: worker)) }
+        // With or without a key server: the stored results age out at midnight, and are told.
+        services.append(ExposureHookService(worker: worker, runner: hookRunner, clock: clock, dataDirectory: data, logger: Logger(label: "gaend.hook")))
         let reloader = self
         services.append(
             ReloadService {
@@ -196,7 +195,7 @@ struct Gaend: AsyncParsableCommand {
                         logger.warning("exposure-hook not applied; the previous one stays", metadata: ["error": "\(error)"])
                     }
                     let exposureConfiguration = try DetectionSetup.exposureConfiguration(next.servers)
-                    await worker?.reconfigure(
+                    await worker.reconfigure(
                         exposureConfiguration, url: next.servers.exposureConfigurationIsURL ? next.servers.exposureConfiguration : nil)
                     let settings = Self.managerSettings(started: configuration, reloaded: next, file: reloader.configurationFile)
                     let pending = settings.running.restartPending

@@ -108,6 +108,36 @@ import Testing
         #expect(try log.reader.verify().otherFiles == aside)
     }
 
+    /// Issue 40, item 5: one flipped reserved byte of the header hid the whole day from matching.
+    /// The records, each with its own checksum and filed by the name's day, are read; the file is
+    /// kept and appended to; the damage is reported. A flipped version or day is still unreadable.
+    @Test func aDamagedReservedHeaderByteHidesNoRecord() async throws {
+        let log = try LogFixture()
+        var bytes = try await writeLog(log, windows: 3)
+        let written = try log.aggregates()
+        bytes[20] ^= 0x01
+        try AtomicFile.write(bytes, to: log.segmentPath(LogFixture.day))
+        let verified = try log.reader.verify()
+        #expect(verified.segments.first?.unreadable == nil)
+        #expect(verified.segments.first?.headerDamage?.contains("version 1") == true)
+        #expect(!verified.isIntact)
+        #expect(try log.aggregates() == written)
+        #expect(try MatchingIndex(reader: log.reader).aggregateCount == 6)
+
+        let writer = try log.writer()
+        #expect(await writer.recovery.setAside.isEmpty)
+        let extra = aggregate(50, at: LogFixture.noon.adding(seconds: 3600))
+        try await writer.append(window: window(at: LogFixture.noon.adding(seconds: 3600), aggregates: 1), aggregates: [extra])
+        #expect(try log.aggregates() == written + [extra])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: log.data.path + "/contacts").filter { $0.contains(".unreadable-") }.isEmpty)
+
+        // The version itself flipped: which records these are cannot be known.
+        var other = bytes
+        other[8] ^= 0x02
+        try AtomicFile.write(other, to: log.segmentPath(LogFixture.day))
+        #expect(try log.reader.verify().segments.first?.unreadable != nil)
+    }
+
     @Test func aTornHeaderIsEmptiedAndRewritten() async throws {
         let log = try LogFixture()
         try log.data.prepare()

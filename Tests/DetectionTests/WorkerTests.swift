@@ -133,6 +133,35 @@ final class RecordingObserver: DetectionObserver {
         #expect(await restarted.defaultConfiguration.rule == .minimumDailyScore(900))
     }
 
+    /// Issue 40, item 1: a second run asked for while the first waits for the authority's
+    /// configuration is refused (Manager1 answers InProgress); the two never share the spool, so
+    /// the first finds its exposure and its file is processed with it.
+    @Test func aSecondRunWhileTheFirstFetchesItsConfigurationIsRefused() async throws {
+        try await prepare()
+        let url = server.baseURL + "/configuration.json"
+        let weights =
+            #"{"immediateDurationWeight":100,"nearDurationWeight":100,"mediumDurationWeight":100,"otherDurationWeight":100,"infectiousnessForDaysSinceOnsetOfSymptoms":{"0":1}}"#
+        try await server.set(["/configuration.json": HTTPFixture.Route(body: Array(weights.utf8), held: true)])
+        let worker = try worker(configurationURL: url)
+        let first = Task { try await worker.runNow() }
+        try await eventually("the first run asked for the configuration") {
+            try await server.requests().contains { $0.path == "/configuration.json" }
+        }
+        await #expect {
+            try await worker.runNow()
+        } throws: { error in
+            if case .busy? = error as? DetectionWorkerError { return true }
+            return false
+        }
+        #expect(try await server.requests().filter { $0.path == "/configuration.json" }.count == 1)
+        try await server.release("/configuration.json")
+        let result = try await first.value
+        #expect(result.exposureDays.count == 1)
+        #expect(await worker.results.results.count == 1)
+        // Afterwards runs are taken again.
+        _ = try await worker.runNow()
+    }
+
     @Test func withoutAnyConfigurationFetchedAnUnreachableServerFailsTheRun() async throws {
         try await prepare()
         let url = server.baseURL + "/configuration.json"

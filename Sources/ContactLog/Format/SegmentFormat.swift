@@ -93,6 +93,11 @@ enum SegmentFormat {
         case tooShort(Int)
         case badMagic
         case badChecksum
+        /// The checksum fails, but the magic, version 1, the record size and the file's day are
+        /// all there: only reserved bytes (or the checksum) can differ, so the records, each with
+        /// its own CRC-32C and filed by the name's day, are read (issue 40: one flipped reserved
+        /// byte hid a whole day from matching).
+        case checksumOnly
         case unsupportedVersion(UInt16)
         case unsupportedRecordSize(UInt16)
         case dayMismatch(file: Int64, header: Int64)
@@ -102,6 +107,7 @@ enum SegmentFormat {
             case .tooShort(let count): return "\(count) bytes, shorter than the 48-byte header"
             case .badMagic: return "it does not start with the magic GAENCLOG"
             case .badChecksum: return "the header checksum does not match"
+            case .checksumOnly: return "the header checksum does not match, but its fields are version 1's for this day"
             case .unsupportedVersion(let version): return "format version \(version), newer than this gaend reads (1)"
             case .unsupportedRecordSize(let size): return "record size \(size), not 48"
             case .dayMismatch(let file, let header):
@@ -115,12 +121,14 @@ enum SegmentFormat {
         guard raw.count >= headerSize else { return .tooShort(raw.count) }
         guard raw.prefix(8).elementsEqual(magic) else { return .badMagic }
         let crc = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: checkedSize, as: UInt32.self))
-        guard crc == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[0..<checkedSize])) else { return .badChecksum }
+        let checked = crc == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[0..<checkedSize]))
         let version = UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: HeaderField.version, as: UInt16.self))
-        guard version == Self.version else { return .unsupportedVersion(version) }
         let size = UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: HeaderField.recordSize, as: UInt16.self))
-        guard size == recordSize else { return .unsupportedRecordSize(size) }
         let headerDay = Int64(Int32(littleEndian: raw.loadUnaligned(fromByteOffset: HeaderField.day, as: Int32.self)))
+        let fieldsHold = version == Self.version && size == recordSize && headerDay == day.daysSinceEpoch
+        guard checked else { return fieldsHold ? .checksumOnly : .badChecksum }
+        guard version == Self.version else { return .unsupportedVersion(version) }
+        guard size == recordSize else { return .unsupportedRecordSize(size) }
         guard headerDay == day.daysSinceEpoch else { return .dayMismatch(file: day.daysSinceEpoch, header: headerDay) }
         return nil
     }

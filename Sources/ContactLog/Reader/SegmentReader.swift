@@ -45,7 +45,13 @@ enum SegmentReader {
 
         do {
             let headerCount = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<SegmentFormat.headerSize]), at: 0)
-            if let problem = SegmentFormat.checkHeader(UnsafeRawBufferPointer(rebasing: buffer[0..<headerCount]), day: day) {
+            switch SegmentFormat.checkHeader(UnsafeRawBufferPointer(rebasing: buffer[0..<headerCount]), day: day) {
+            case nil:
+                break
+            case .checksumOnly?:
+                // Read what can be proven good: every record is judged by its own checksum.
+                report.headerDamage = "\(SegmentFormat.HeaderProblem.checksumOnly)"
+            case let problem?:
                 report.unreadable = "\(path): \(problem)"
                 return report
             }

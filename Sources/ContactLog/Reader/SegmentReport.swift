@@ -26,6 +26,9 @@ package struct SegmentReport: Hashable, Sendable {
     package var size: Int64
     /// Why the whole file could not be read, if it could not (then nothing else here is meaningful).
     package var unreadable: String?
+    /// A header whose checksum fails though its fields are version 1's for the file's day: the
+    /// records are read, each judged by its own checksum, and the damage is reported.
+    package var headerDamage: String?
     package var aggregates: Int = 0
     package var scanWindows: Int = 0
     /// The first `listedProblemsLimit` problems, in file order; `corruptRecords` and
@@ -52,7 +55,9 @@ package struct SegmentReport: Hashable, Sendable {
     package static let listedProblemsLimit = 100
 
     /// Nothing torn, corrupt, out of day or unreadable.
-    package var isIntact: Bool { unreadable == nil && corruptRecords == 0 && outOfDayRecords == 0 && tornTailBytes == 0 }
+    package var isIntact: Bool {
+        unreadable == nil && headerDamage == nil && corruptRecords == 0 && outOfDayRecords == 0 && tornTailBytes == 0
+    }
 
     /// Counts `count` consecutive damaged records from byte `start`, listing those the limit allows.
     mutating func addCorrupt(run start: Int64, count: Int) {

@@ -260,6 +260,11 @@ package actor ContactLogWriter {
                     "segment unreadable; moved aside, a new one will be started", metadata: ["path": "\(path)", "reason": "\(reason)", "movedTo": "\(aside)"])
                 continue
             }
+            if let damage = scan.headerDamage {
+                // Kept and appended to: its records are read one by one by their own checksums.
+                logger.error(
+                    "segment header damaged; its records are still read and new ones appended", metadata: ["path": "\(path)", "reason": "\(damage)"])
+            }
             if scan.tornTailBytes > 0 {
                 try repairTail(of: path, day: day, scan: scan, directory: directory, now: now, logger: logger, into: &report)
             }

@@ -204,7 +204,7 @@ package actor Manager {
     }
 
     private func requireWorker() throws(ManagerError) -> DetectionWorker {
-        guard let worker else { throw .notConfigured("no key server is configured (index-url)") }
+        guard let worker, worker.canDownload else { throw .notConfigured("no key server is configured (index-url)") }
         return worker
     }
 

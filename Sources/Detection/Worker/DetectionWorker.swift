@@ -30,7 +30,11 @@ package actor DetectionWorker {
     }
 
     private let dataDirectory: DataDirectory
-    private let downloader: KeyFileDownloader
+    /// Nil without a key server (`index-url`): the worker then only keeps and ages the stored
+    /// results, which are the owner's answer whether a server is configured or not.
+    private let downloader: KeyFileDownloader?
+    /// Whether runs can download key files (a key server is configured).
+    package nonisolated let canDownload: Bool
     private let policy: SignaturePolicy
     /// The health authority's configuration, used when a run is not given one: the configured one,
     /// or the last one fetched from `configurationURL`.
@@ -59,7 +63,7 @@ package actor DetectionWorker {
     private var cachedAnswer: (day: UTCDay, answer: ExposureAnswer)?
 
     package init(
-        dataDirectory: DataDirectory, downloader: KeyFileDownloader, policy: SignaturePolicy, defaultConfiguration: ExposureConfiguration,
+        dataDirectory: DataDirectory, downloader: KeyFileDownloader?, policy: SignaturePolicy, defaultConfiguration: ExposureConfiguration,
         clock: any WallClock, timerClock: any Clock<Duration> = ContinuousClock(), deadlineClock: any Clock<Duration> = ContinuousClock(),
         random: any RandomBytesSource = SystemRandom(), observer: (any DetectionObserver)? = nil,
         settings: Settings = Settings(), configurationURL: String? = nil,
@@ -67,6 +71,7 @@ package actor DetectionWorker {
     ) {
         self.dataDirectory = dataDirectory
         self.downloader = downloader
+        canDownload = downloader != nil
         self.policy = policy
         self.configurationURL = configurationURL
         // The last configuration fetched survives a restart, so a server that is down then does not
@@ -111,10 +116,17 @@ package actor DetectionWorker {
     ///   (with the time of the next allowed run), or the run's own failure.
     @discardableResult
     package func runNow(configuration: ExposureConfiguration? = nil) async throws(DetectionWorkerError) -> DetectionResult {
+        guard let downloader else { throw .noKeyServer }
         guard !running else { throw .busy }
+        // Running from here on, before the first await: the actor takes other calls while this
+        // one waits for the configuration or the index, and two runs at once share downloads/
+        // and the results (issue 40: the second's spool cleared the first's files, which were
+        // then marked processed as empty, and the exposure was never found again).
+        running = true
+        defer { running = false }
         if configuration == nil, let configurationURL {
             do {
-                try await refreshConfiguration(from: configurationURL)
+                try await refreshConfiguration(from: configurationURL, downloader: downloader)
             } catch {
                 // A run that fails before it starts is still a failed run: LastDetectionError names
                 // the configuration and its key, and DetectionFinished says so.
@@ -139,11 +151,9 @@ package actor DetectionWorker {
         let configuration = configuration ?? defaultConfiguration
         let limit = configuration.isV1Only ? settings.runsPerDayV1 : settings.runsPerDayV2
         let reservation = try budget.reserve(now: clock.now(), limit: limit)
-        running = true
-        defer { running = false }
         let stored = results
         let outcome: Result<(DetectionRun, [String]), DetectionWorkerError> = await withDeadline {
-            await self.perform(configuration: configuration, results: stored)
+            await self.perform(configuration: configuration, results: stored, downloader: downloader)
         }
         switch outcome {
         case .success(let (run, files)):
@@ -234,6 +244,8 @@ package actor DetectionWorker {
     /// The timer: sleeps `interval ± jitter` between runs until cancelled. Refused and failed runs
     /// are logged and recorded; the timer goes on.
     package func runOnTimer() async {
+        // No key server, no timer: nothing to download.
+        guard canDownload else { return }
         while !Task.isCancelled {
             var delay = nextDelay()
             // A spent budget moves the run to when it is allowed, rather than letting it be refused.
@@ -269,7 +281,7 @@ package actor DetectionWorker {
     /// Fetches the health authority's configuration. A server that cannot be reached leaves the
     /// last fetched one in use; one that answers with something unreadable fails the run, since
     /// scoring with a configuration the authority did not mean is worse than not scoring.
-    private func refreshConfiguration(from url: String) async throws(DetectionWorkerError) {
+    private func refreshConfiguration(from url: String, downloader: KeyFileDownloader) async throws(DetectionWorkerError) {
         let bytes: [UInt8]
         do {
             bytes = try await downloader.fetch(url, limit: RemoteConfiguration.maximumBytes)
@@ -287,7 +299,9 @@ package actor DetectionWorker {
         }
     }
 
-    private func perform(configuration: ExposureConfiguration, results: ExposureResults) async -> Result<(DetectionRun, [String]), DetectionWorkerError> {
+    private func perform(
+        configuration: ExposureConfiguration, results: ExposureResults, downloader: KeyFileDownloader
+    ) async -> Result<(DetectionRun, [String]), DetectionWorkerError> {
         do {
             let pending = try await downloader.pendingFiles()
             // The index's Date may have shown the clock wrong: nothing is matched or kept on it.

@@ -10,6 +10,8 @@ package enum DetectionWorkerError: Error, Equatable, Sendable, CustomStringConve
     case rateLimited(nextAllowed: UnixTime)
     /// A run is already in progress: runs never overlap.
     case busy
+    /// No key server is configured (`index-url`): the stored results are still the answer.
+    case noKeyServer
     /// The wall clock cannot be trusted (the reason): matching and keeping results wait for it.
     case clockUntrusted(String)
     /// The run passed its deadline and was cancelled.
@@ -28,6 +30,7 @@ package enum DetectionWorkerError: Error, Equatable, Sendable, CustomStringConve
         switch self {
         case .rateLimited(let next): return "rate limited: the next detection is allowed at \(next)"
         case .busy: return "a detection is already running"
+        case .noKeyServer: return "no key server is configured (index-url)"
         case .clockUntrusted(let reason): return "no detection while the clock is not trusted: \(reason)"
         case .deadlineExceeded(let after): return "the detection did not finish within \(after) and was cancelled"
         case .download(let cause): return "downloading key files: \(cause)"
