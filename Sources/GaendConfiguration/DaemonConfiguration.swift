@@ -54,6 +54,17 @@ package struct DaemonConfiguration: Sendable {
         package var exposureConfigurationIsURL: Bool {
             exposureConfiguration.map { $0.hasPrefix("https://") || $0.hasPrefix("http://") } ?? false
         }
+
+        /// The server keys set to a plain `http://` URL, by name. Anyone on the path can then
+        /// change what they answer, and the key server's `Date` is a witness to the clock: a forged
+        /// one keeps the beacon silent (docs/clock.md, "Over plain HTTP").
+        package var plainHTTPKeys: [String] {
+            [
+                ("index-url", indexURL), ("export-base-url", exportBaseURL),
+                ("exposure-configuration", exposureConfigurationIsURL ? exposureConfiguration : nil), ("verification-url", verificationURL),
+                ("publish-url", publishURL),
+            ].compactMap { key, value in value.map { $0.lowercased().hasPrefix("http://") } == true ? key : nil }
+        }
     }
 
     package init() {}

@@ -141,6 +141,15 @@ struct Gaend: AsyncParsableCommand {
                 "version": "\(BuildVersion.string)", "radio": "\(configuration.radio)", "dataDir": "\(configuration.dataDirectory)",
                 "clock": "\(configuration.clock.rawValue)", "clock.trusted": "\(clock.verdict.trusted)",
             ])
+        let plain = configuration.servers.plainHTTPKeys
+        if !plain.isEmpty {
+            // Issue 40, item 17: over http:// anyone on the path can answer for the server, and its
+            // Date (the clock's witness) can keep the beacon silent. Allowed (a test server, a home
+            // network), never silently.
+            logger.warning(
+                "servers over plain HTTP: anyone on the path can change their answers, and a forged Date stops advertising until a later answer agrees; use https://",
+                metadata: ["keys": "\(plain.joined(separator: ", "))"])
+        }
         let status = RadioStatusBoard(configuration.radio == .none ? .none : .starting, logger: Logger(label: "gaend.radio"))
         let gate = EnablementGate(enabled: false)
         let onAir = OnAirBoard()

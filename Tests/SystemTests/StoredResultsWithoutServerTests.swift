@@ -7,6 +7,7 @@ import Glibc
 import Storage
 import SystemCalls
 import Testing
+import ENCrypto
 
 /// Issue 40, item 6: the stored results within 14 days are the answer whether or not a key server
 /// is configured. Before, a gaend started without `index-url` made no worker, so nothing loaded
@@ -44,5 +45,29 @@ import Testing
         #expect(try harness.ctl(["reset", "--yes"]).status == 0)
         #expect(try harness.status()["exposure_days"] as? [String] == [])
         #expect(!FileManager.default.fileExists(atPath: data.path(of: "exposure-results.json")))
+    }
+}
+
+/// Issue 40, item 17: a server over plain HTTP is allowed but never silent. Anyone on the path can
+/// answer for it, and its Date can keep the beacon from advertising.
+@Suite(.ownThreads) struct PlainHTTPWarningTests {
+    @Test func serversOverPlainHTTPAreNamedAtStart() async throws {
+        let directory = try TemporaryDirectory()
+        let pem = directory.path + "/export.pem"
+        try ECDSAPrivateKey().publicKeyPEM.write(toFile: pem, atomically: true, encoding: .utf8)
+        let harness = try ManagerHarness(
+            directory: directory,
+            [
+                "--radio", "none", "--index-url", "http://127.0.0.1:9/index.txt", "--export-key", "310:v1:\(pem)", "--verification-url",
+                "https://verification.invalid/api/verify",
+            ])
+        _ = harness.stop()
+        let warning = harness.stderr.split(separator: "\n").first { $0.contains("servers over plain HTTP") }
+        #expect(warning?.contains("index-url") == true, "\(harness.stderr)")
+        #expect(warning?.contains("verification-url") == false, "\(harness.stderr)")
+
+        let quiet = try ManagerHarness(directory: try TemporaryDirectory(), ["--radio", "none", "--verification-url", "https://verification.invalid/"])
+        _ = quiet.stop()
+        #expect(!quiet.stderr.contains("plain HTTP"), "\(quiet.stderr)")
     }
 }
