@@ -59,14 +59,14 @@ extension DetectionSetup {
     /// key is unset or a URL (the worker fetches a URL's before each run).
     package static func exposureConfiguration(_ servers: DaemonConfiguration.ServerSettings) throws(DaemonConfigurationError) -> ExposureConfiguration {
         guard let path = servers.exposureConfiguration, !servers.exposureConfigurationIsURL else { return .builtIn }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw DaemonConfigurationError(key: "exposure-configuration", problem: "\(path) cannot be read")
-        }
+        let read: ExposureConfiguration?
         do {
-            return try ExposureConfiguration(json: data)
+            read = try ExposureConfiguration(contentsOf: path)
         } catch {
             throw DaemonConfigurationError(key: "exposure-configuration", problem: "\(path): \(error)")
         }
+        guard let read else { throw DaemonConfigurationError(key: "exposure-configuration", problem: "\(path) cannot be read") }
+        return read
     }
 }
 

@@ -92,10 +92,12 @@ struct ScoreTool: ParsableCommand {
 
 /// Reads an exposure configuration file in any shape gaend reads; exit 2 naming the file and key.
 func readExposureConfiguration(_ path: String, option: String = "--config") throws(UsageError) -> ExposureConfiguration {
-    guard let data = FileManager.default.contents(atPath: path) else { throw UsageError(option, "\(path) cannot be read") }
+    let read: ExposureConfiguration?
     do {
-        return try ExposureConfiguration(json: data)
+        read = try ExposureConfiguration(contentsOf: path)
     } catch {
         throw UsageError(option, "\(path): \(error)")
     }
+    guard let read else { throw UsageError(option, "\(path) cannot be read") }
+    return read
 }

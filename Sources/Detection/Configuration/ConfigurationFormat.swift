@@ -46,6 +46,24 @@ extension ExposureConfiguration {
     /// The largest configuration read: Koronavilkku's is 2 KB and ENX's, with its texts, 12 KB.
     package static let maximumBytes = 256 << 10
 
+    /// Reads the configuration file at `path`, never more than one byte past the limit (issue 40:
+    /// the file was read whole before its size was checked, and /dev/zero is a file too). Nil when
+    /// it cannot be opened.
+    package init?(contentsOf path: String) throws(ConfigurationError) {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        let data: Data
+        do {
+            data = try handle.read(upToCount: Self.maximumBytes + 1) ?? Data()
+        } catch {
+            return nil
+        }
+        guard data.count <= Self.maximumBytes else {
+            throw ConfigurationError(key: "", problem: "more than \(Self.maximumBytes) bytes, over the limit")
+        }
+        try self.init(json: data)
+    }
+
     /// Reads a configuration in any shape gaend knows, recognised from its keys.
     package init(json data: Data) throws(ConfigurationError) {
         guard data.count <= Self.maximumBytes else {
@@ -58,6 +76,9 @@ extension ExposureConfiguration {
             throw ConfigurationError(key: "", problem: "not JSON (\(error.localizedDescription))")
         }
         guard let object = root as? [String: Any] else { throw ConfigurationError(key: "", problem: "not a JSON object") }
+        if let duplicate = JSONDuplicateKeys.first(in: [UInt8](data)) {
+            throw ConfigurationError(key: duplicate.key, problem: "appears twice in \(duplicate.path): which one the authority meant cannot be known")
+        }
         switch ConfigurationFormat.recognise(object) {
         case .apple: try self.init(apple: object)
         case .googleDailySummaries: try self.init(googleDailySummaries: object)
