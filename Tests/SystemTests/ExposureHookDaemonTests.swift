@@ -101,4 +101,28 @@ struct ExposureHookDaemonTests {
         #expect(try harness.ctl(["status"]).status == 0)
         #expect(harness.stop() == .success)
     }
+
+    /// Issue 40, item 12: a hook that someone else could change is refused at start (exit 2,
+    /// naming the path and why) and at a reload (a warning; the previous hook stays).
+    @Test func aHookOthersCouldChangeIsRefusedAtStartAndReload() async throws {
+        let directory = try TemporaryDirectory()
+        chmod(directory.path, 0o755)
+        let writable = try directory.writeScript("writable", "exit 0")
+        chmod(writable, 0o777)
+        let start = try ToolRunner.run(
+            "gaend", ["--radio", "none", "--bus", "none", "--data-dir", directory.path + "/data", "--exposure-hook", writable], limit: 30)
+        #expect(start.status == 2)
+        #expect(start.standardError.contains("exposure-hook: \(writable) (the hook) is writable by anyone (mode 777)"), "\(start.standardError)")
+
+        let good = try directory.writeScript("good", "exit 0")
+        chmod(good, 0o755)
+        let configuration = directory.path + "/gaend.conf"
+        try "exposure-hook = \(good)\n".write(toFile: configuration, atomically: true, encoding: .utf8)
+        let harness = try ManagerHarness(directory: directory, ["--config", configuration, "--radio", "none"])
+        try "exposure-hook = \(writable)\n".write(toFile: configuration, atomically: true, encoding: .utf8)
+        kill(harness.daemon.processIdentifier, SIGHUP)
+        try await eventually("the reload's warning") { harness.stderr.contains("writable by anyone") }
+        #expect(harness.stderr.contains("exposure-hook not applied; the previous one stays"))
+        #expect(harness.stop() == .success)
+    }
 }

@@ -14,7 +14,8 @@ package struct HookSettings: Sendable, Equatable {
     }
 
     /// The configuration's hook, or nil when none is set. A program that is not an executable
-    /// regular file is refused naming the key (exit 2 at start, a warning at reload).
+    /// regular file, or that someone else than root or gaend could change (`HookPathCheck`), is
+    /// refused naming the key and why (exit 2 at start, a warning at reload).
     package static func checked(_ configuration: DaemonConfiguration) throws(DaemonConfigurationError) -> HookSettings? {
         guard let program = configuration.exposureHook else { return nil }
         var status = stat()
@@ -23,6 +24,9 @@ package struct HookSettings: Sendable, Equatable {
         }
         guard status.st_mode & S_IFMT == S_IFREG, access(program, X_OK) == 0 else {
             throw DaemonConfigurationError(key: "exposure-hook", problem: "\(program) is not an executable file")
+        }
+        if let problem = HookPathCheck.problem(with: program) {
+            throw DaemonConfigurationError(key: "exposure-hook", problem: problem)
         }
         return HookSettings(program: program, timeout: .seconds(configuration.exposureHookTimeoutSeconds))
     }
