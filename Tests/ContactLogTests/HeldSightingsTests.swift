@@ -66,6 +66,42 @@ import Testing
         #expect(await again.count.windows == windows)
     }
 
+    /// Issue 40, item 9: a flood on an untrusted clock grew the file and gaend's memory without a
+    /// bound but time; the oldest windows now go past `maximumAggregates`, counted.
+    @Test func atMostTheBoundOfAggregatesIsHeldAndTheOldestGoCounted() async throws {
+        let log = try LogFixture()
+        let held = try HeldSightings(dataDirectory: log.data, bootID: Self.boot, logger: quietLogger)
+        // 4,000 aggregates a window, a window every 10 s: 40 windows are 160,000 aggregates.
+        for index in 0..<40 {
+            let start = Self.heard.adding(seconds: Int64(index) * 10)
+            let aggregates = (0..<4000).map { aggregate(index * 4000 + $0, at: start) }
+            try await held.hold(window: window(at: start, aggregates: 4000), aggregates: aggregates)
+        }
+        let (windows, aggregates) = await held.count
+        #expect(aggregates <= HeldSightings.maximumAggregates)
+        #expect(aggregates >= HeldSightings.maximumAggregates / 2)
+        #expect(windows + (await held.dropped) == 40)
+        // The newest are the ones kept, and the file says the same after a restart.
+        let again = try HeldSightings(dataDirectory: log.data, bootID: Self.boot, logger: quietLogger)
+        #expect(await again.count.windows == windows)
+        #expect(try AtomicFile.size(of: again.path) < 6_000_000)
+    }
+
+    /// A file gaend cannot read (here past the read limit) is dropped with a warning: the start
+    /// goes on. It used to fail it (exit 1) at every restart.
+    @Test func aFileTooLargeToReadNeverStopsTheStart() async throws {
+        let log = try LogFixture()
+        let path = log.data.path(of: HeldSightings.fileName)
+        _ = try log.data.prepare()
+        FileManager.default.createFile(atPath: path, contents: Data(HeldFormat.header(bootID: Self.boot)))
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        try handle.truncate(atOffset: UInt64(HeldFormat.maximumFileSize) + 1)
+        try handle.close()
+        let held = try HeldSightings(dataDirectory: log.data, bootID: Self.boot, logger: quietLogger)
+        #expect(await held.count.windows == 0)
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
     @Test func aTornTailIsDroppedAndTheRestKept() async throws {
         let log = try LogFixture()
         do {

@@ -7,8 +7,11 @@ package import Storage
 /// Scan windows heard while the wall clock could not be trusted, kept aside on the boot clock
 /// (`<data-dir>/held-sightings`) until it can, then re-timed into the contact log.
 ///
-/// At most 24 hours of windows are held (by the boot clock, newest end back to oldest start); past
-/// that the oldest go, counted. A restart keeps them while the boot is the same (its id is in the
+/// At most 24 hours of windows are held (by the boot clock, newest end back to oldest start), and at
+/// most `maximumAggregates` aggregates (a flood on an untrusted clock grew the file 99 KB/s and
+/// gaend's memory 175 KB/s, and a file over the read limit stopped gaend at every start: issue 40,
+/// item 9); past either the oldest windows go, counted. A file gaend cannot read is dropped with a
+/// warning, never a failed start: these are expendable next to a running beacon. A restart keeps them while the boot is the same (its id is in the
 /// file); after a reboot the boot clock started again and they cannot be re-timed: they are
 /// dropped, counted and logged at warning. Nothing here reads the wall clock.
 package actor HeldSightings {
@@ -17,11 +20,17 @@ package actor HeldSightings {
     package static let maximumSpanMilliseconds: Int64 = 24 * 3_600_000
     /// Oldest windows are dropped an hour's worth at a time, so the file is rewritten at most hourly.
     static let dropSlackMilliseconds: Int64 = 3_600_000
+    /// The aggregates held: 100,000 are a 5.4 MB file and about 20 MB once loaded, a day of 250 RPIs
+    /// in every window of the default schedule. Past it the oldest tenth goes at once, so the file
+    /// is not rewritten at every window.
+    package static let maximumAggregates = 100_000
 
     package nonisolated let path: String
     private let bootID: String?
     private let logger: Logger
     private var entries: [HeldFormat.Entry]
+    /// The aggregates of `entries`.
+    private var heldAggregates = 0
     private var file: AppendOnlyFile?
     /// Windows dropped since open: past the 24 hours, from another boot, or damaged.
     package private(set) var dropped: Int
@@ -31,18 +40,26 @@ package actor HeldSightings {
         self.bootID = bootID
         self.logger = logger
         (entries, dropped) = try Self.load(dataDirectory: dataDirectory, path: path, bootID: bootID, logger: logger)
+        heldAggregates = entries.reduce(0) { $0 + $1.aggregates.count }
     }
 
     /// What the file holds for this boot, and how many windows of another boot (or unreadable) went.
     private static func load(
         dataDirectory: DataDirectory, path: String, bootID: String?, logger: Logger
     ) throws(ContactLogError) -> ([HeldFormat.Entry], Int) {
-        let bytes: [UInt8]?
         do {
             _ = try dataDirectory.prepare()
-            bytes = try AtomicFile.read(path, limit: HeldFormat.maximumFileSize)
         } catch {
             throw .storage(error)
+        }
+        let bytes: [UInt8]?
+        do {
+            bytes = try AtomicFile.read(path, limit: HeldFormat.maximumFileSize)
+        } catch {
+            // Too large, or unreadable: dropped, never a failed start.
+            logger.warning("held sightings file cannot be read; dropped", metadata: ["path": "\(path)", "error": "\(error)"])
+            try? write([], bootID: bootID, to: path)
+            return ([], 0)
         }
         guard let bytes else { return ([], 0) }
         let contents: HeldFormat.Contents
@@ -83,11 +100,33 @@ package actor HeldSightings {
         }
         let entry = HeldFormat.Entry(window: window, aggregates: aggregates)
         entries.append(entry)
+        heldAggregates += aggregates.count
+        if heldAggregates > Self.maximumAggregates {
+            let before = entries.count
+            var keep = Self.maximumAggregates * 9 / 10
+            var first = entries.count
+            while first > 0, entries[first - 1].aggregates.count <= keep {
+                keep -= entries[first - 1].aggregates.count
+                first -= 1
+            }
+            entries.removeFirst(first)
+            heldAggregates = entries.reduce(0) { $0 + $1.aggregates.count }
+            dropped += before - entries.count
+            logger.warning(
+                "held sightings over their bound: the oldest windows dropped, the clock is still not trusted",
+                metadata: [
+                    "aggregates.bound": "\(Self.maximumAggregates)", "windows.dropped": "\(before - entries.count)",
+                    "windows.droppedSinceOpen": "\(dropped)",
+                ])
+            try rewrite()
+            return
+        }
         let newest = window.end.milliseconds
         if let oldest = entries.first, newest - oldest.window.start.milliseconds > Self.maximumSpanMilliseconds {
             let keepFrom = newest - Self.maximumSpanMilliseconds + Self.dropSlackMilliseconds
             let before = entries.count
             entries.removeAll { $0.window.start.milliseconds < keepFrom }
+            heldAggregates = entries.reduce(0) { $0 + $1.aggregates.count }
             dropped += before - entries.count
             logger.warning(
                 "held sightings past 24 hours dropped: the clock is still not trusted",
@@ -113,6 +152,7 @@ package actor HeldSightings {
         // clock service and a scanner's window at the same moment) finds nothing to file twice.
         let batch = entries
         entries = []
+        heldAggregates = 0
         var filed = 0
         var aggregates = 0
         do {
@@ -125,6 +165,7 @@ package actor HeldSightings {
         } catch {
             // What was not filed stays held, before what came meanwhile.
             entries = Array(batch[filed...]) + entries
+            heldAggregates = entries.reduce(0) { $0 + $1.aggregates.count }
             throw error
         }
         // The file keeps only what was held meanwhile.
@@ -137,6 +178,7 @@ package actor HeldSightings {
     /// Forgets every held window and deletes the file.
     package func clear() throws(ContactLogError) {
         entries = []
+        heldAggregates = 0
         file = nil
         do {
             try AtomicFile.remove(path)
