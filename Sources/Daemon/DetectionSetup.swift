@@ -77,7 +77,6 @@ package struct DetectionTimerService: Service {
     package init(worker: DetectionWorker) { self.worker = worker }
 
     package func run() async throws {
-        // Without a key server the timer has nothing to do: the service waits for the shutdown.
         await cancelWhenGracefulShutdown { await worker.runOnTimer() }
     }
 }

@@ -21,10 +21,7 @@ package struct KeyFileSource: Sendable {
             } catch {
                 throw .archive("cannot be read: \(error)")
             }
-            guard bytes.count <= KeyFileLimits.maximumArchiveBytes else {
-                throw .archive("\(bytes.count) bytes, over the \(KeyFileLimits.maximumArchiveBytes)-byte limit")
-            }
-            return ArchiveBytes(bytes)
+            return try ArchiveBytes.checked(bytes)
         }
     }
 

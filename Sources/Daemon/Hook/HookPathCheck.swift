@@ -25,12 +25,12 @@ package enum HookPathCheck {
         let target = String(cString: resolved)
         // The path as written (its symbolic links are entries of their directories) and as resolved.
         for path in target == program ? [program] : [program, target] {
-            if let problem = problem(alongPath: path, owner: owner, resolved: path == target) { return problem }
+            if let problem = problem(alongPath: path, owner: owner) { return problem }
         }
         return nil
     }
 
-    private static func problem(alongPath path: String, owner: uid_t, resolved: Bool) -> String? {
+    private static func problem(alongPath path: String, owner: uid_t) -> String? {
         var components = path.split(separator: "/").map(String.init)
         var checked = [String]()
         // From the file (or the link) up to the root.
@@ -55,7 +55,7 @@ package enum HookPathCheck {
             if sticky, depth > 0, stickyChildIsSafe(checked[depth - 1], owner: owner) { continue }
             let mode = String(status.st_mode & 0o7777, radix: 8)
             let who = status.st_mode & otherWritable != 0 ? "anyone" : "its group"
-            let what = depth == 0 && !resolved ? "the hook" : (status.st_mode & S_IFMT == S_IFDIR ? "a directory above the hook" : "the hook")
+            let what = status.st_mode & S_IFMT == S_IFDIR ? "a directory above the hook" : "the hook"
             return "\(current) (\(what)) is writable by \(who) (mode \(mode)): whoever can write it could run code as gaend"
         }
         return nil

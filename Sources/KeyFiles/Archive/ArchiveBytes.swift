@@ -20,6 +20,12 @@ package final class ArchiveBytes: @unchecked Sendable {
         count = bytes.count
     }
 
+    /// Bytes in memory, refused over `limit` (the archive limit) as a file of that size would be.
+    package static func checked(_ bytes: [UInt8], limit: Int = KeyFileLimits.maximumArchiveBytes) throws(KeyFileError) -> ArchiveBytes {
+        guard bytes.count <= limit else { throw .archive("\(bytes.count) bytes, over the \(limit)-byte limit") }
+        return ArchiveBytes(bytes)
+    }
+
     /// The file at `path`, refused over `limit` bytes (the archive limit) before anything is read.
     package init(path: String, limit: Int = KeyFileLimits.maximumArchiveBytes) throws(KeyFileError) {
         let file: AppendOnlyFile

@@ -34,10 +34,7 @@ package struct KeyFileArchive: Sendable {
 
     /// Reads an archive from its bytes.
     package init(zip bytes: [UInt8]) throws(KeyFileError) {
-        guard bytes.count <= KeyFileLimits.maximumArchiveBytes else {
-            throw .archive("\(bytes.count) bytes, over the \(KeyFileLimits.maximumArchiveBytes)-byte limit")
-        }
-        let entries = try KeyFileEntries(archive: ArchiveBytes(bytes))
+        let entries = try KeyFileEntries(archive: ArchiveBytes.checked(bytes))
         ignoredEntries = entries.ignoredEntries
         exportBinary = try entries.exportBinary()
         exportSignature = try entries.exportSignature()
