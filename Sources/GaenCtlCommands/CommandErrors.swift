@@ -7,6 +7,8 @@ package enum GaenCtlExitCode: Int32, Sendable {
     case usage = 2
     case daemonUnreachable = 3
     case notAuthorized = 4
+    /// gaend owns its name on the bus but did not answer within the call's time.
+    case daemonBusy = 5
 }
 
 /// A bad argument: the message names the argument and what is wrong with it. Exit code 2.

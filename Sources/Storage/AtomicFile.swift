@@ -71,6 +71,26 @@ package enum AtomicFile {
         return try Syscall.readAll(fd, limit: limit, path: path)
     }
 
+    /// The last `limit` bytes of the file at `path` (all of it when smaller), or `nil` if there is
+    /// no such file: for files whose newest entries are at the end, read within a bound whatever
+    /// size an earlier version let them reach.
+    package static func readTail(_ path: String, limit: Int) throws(FileSystemError) -> (bytes: [UInt8], cut: Bool)? {
+        let fd: Int32
+        do {
+            fd = try Syscall.open(path, O_RDONLY | O_NOFOLLOW, doing: "opening")
+        } catch  where error.isNotFound {
+            return nil
+        }
+        defer { Syscall.close(fd) }
+        let size = try Syscall.fstatSize(fd, path: path)
+        let start = max(0, size - Int64(limit))
+        var bytes = [UInt8](repeating: 0, count: Int(size - start))
+        let count = try bytes.withUnsafeMutableBytes { raw in
+            Result { () throws(FileSystemError) in try Syscall.pread(fd, raw, offset: start, path: path) }
+        }.get()
+        return (Array(bytes.prefix(count)), start > 0)
+    }
+
     /// Copies the file at `from` to `to` (replacing it atomically), keeping a record of bytes that are
     /// about to be rewritten.
     package static func copy(_ from: String, to: String, limit: Int) throws(FileSystemError) {
@@ -84,6 +104,25 @@ package enum AtomicFile {
     package static func move(_ from: String, to: String) throws(FileSystemError) {
         try Syscall.rename(from, to)
         try syncDirectory(parentDirectory(of: to))
+    }
+
+    /// Moves the file at `path` to a new name beside it, `<path>.<label>-<stamp>` (with `-2`, `-3`…
+    /// when that is taken), never replacing another file: a copy set aside earlier is kept. The
+    /// new path.
+    package static func moveAside(_ path: String, label: String, stamp: Int64) throws(FileSystemError) -> String {
+        for attempt in 1...1000 {
+            let aside = "\(path).\(label)-\(stamp)" + (attempt == 1 ? "" : "-\(attempt)")
+            do {
+                // link(2) never replaces; the unlink then leaves the bytes under the new name only.
+                try Syscall.link(path, aside)
+            } catch  where error.isExisting {
+                continue
+            }
+            try Syscall.unlink(path)
+            try syncDirectory(parentDirectory(of: path))
+            return aside
+        }
+        throw FileSystemError(operation: "setting aside", path: path, errno: .exists)
     }
 
     /// Removes the file at `path`; a missing file is not an error.

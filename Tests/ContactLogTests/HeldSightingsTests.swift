@@ -118,6 +118,36 @@ import Testing
         #expect(await again.count == (2, 2))
     }
 
+    /// Issue 40, item 3: what `hold` writes reads back, and an entry the reader refuses (here one
+    /// an earlier version wrote over the bound) is skipped, not taken as a damaged tail with every
+    /// entry after it.
+    @Test func aRefusedEntryKeepsTheOnesAfterItAndHoldWritesWhatReadsBack() async throws {
+        let log = try LogFixture()
+        let path = log.data.path + "/" + HeldSightings.fileName
+        let over = HeldFormat.maximumAggregates + 2_000
+        let start = Self.heard.adding(seconds: 60)
+        let oversized = HeldFormat.Entry(
+            window: window(at: start, aggregates: over), aggregates: (0..<over).map { aggregate($0, at: start) })
+        let first = HeldFormat.Entry(window: window(at: Self.heard, aggregates: 1), aggregates: [aggregate(1, at: Self.heard)])
+        let last = Self.heard.adding(seconds: 120)
+        let third = HeldFormat.Entry(window: window(at: last, aggregates: 1), aggregates: [aggregate(3, at: last)])
+        _ = try log.data.prepare()
+        try AtomicFile.write(HeldFormat.header(bootID: Self.boot) + [first, oversized, third].flatMap(HeldFormat.encode), to: path)
+        let held = try HeldSightings(dataDirectory: log.data, bootID: Self.boot, logger: quietLogger)
+        #expect(await held.count == (2, 2))
+
+        // Held whole by `hold`, the same window comes back within the bound, its strongest kept.
+        var loud = (0..<over).map { aggregate($0, at: start, rssi: [-90]) }
+        loud[over - 1] = aggregate(over - 1, at: start, rssi: [-30])
+        try await held.hold(window: window(at: start, aggregates: over), aggregates: loud)
+        let again = try HeldSightings(dataDirectory: log.data, bootID: Self.boot, logger: quietLogger)
+        #expect(await again.count == (3, 2 + HeldFormat.maximumAggregates))
+        let contents = try HeldFormat.decode(Array(try Data(contentsOf: URL(fileURLWithPath: path))))
+        #expect(contents.refusedEntries == 0)
+        #expect(contents.entries[2].aggregates.contains { $0.rssi.maximum == -30 })
+        #expect(contents.entries[2].window.aggregates == UInt32(HeldFormat.maximumAggregates))
+    }
+
     /// The fuzz seed, written by a second encoder (Tests/Fuzz/Seeding/write_seeds.py), reads as
     /// that encoder meant.
     @Test func aFileOfAnotherEncoderReads() throws {

@@ -49,7 +49,7 @@ import Testing
         #expect(await restarted.rescore().windows.isEmpty)
         let aged = try await restarted.runNow()
         #expect(aged.windows.isEmpty && aged.exposureDays.isEmpty)
-        #expect(ExposureResults.load(from: wearer.data).results.isEmpty)
+        #expect(ExposureResults.load(from: wearer.data, now: wearer.clock.now()).results.isEmpty)
     }
 
     @Test func aKeyInTwoFilesOrTwiceInOneIsMatchedOnce() async throws {
@@ -157,7 +157,10 @@ import Testing
         try AtomicFile.write(Array("{\"format\": 1, \"results\": [".utf8), to: path)
         let worker = try wearer.worker()
         #expect(await worker.results.isEmpty)
-        #expect(FileManager.default.fileExists(atPath: path + ".damaged"))
+        #expect(!FileManager.default.fileExists(atPath: path))
+        let aside = try FileManager.default.contentsOfDirectory(atPath: wearer.data.path).filter { $0.hasPrefix("exposure-results.json.damaged-") }
+        #expect(aside.count == 1)
+        #expect(await worker.resultsRebuilding)
         // One bad result among good ones is left out; the others stay.
         try await wearer.plantSightings()
         try await wearer.serve([KeyExport(region: "US", keys: [WearerFixture.key(), WearerFixture.key(WearerFixture.alsoHeard)])])
@@ -165,7 +168,7 @@ import Testing
         let text = try String(contentsOfFile: path, encoding: .utf8)
         let damaged = text.replacingOccurrences(of: "\"rssi_valid\":1", with: "\"rssi_valid\":-1", options: [], range: text.range(of: "\"rssi_valid\":1"))
         try AtomicFile.write(Array(damaged.utf8), to: path)
-        let loaded = ExposureResults.load(from: wearer.data)
+        let loaded = ExposureResults.load(from: wearer.data, now: wearer.clock.now())
         #expect(loaded.results.results.count == 1)
         #expect(loaded.problem?.contains("1 stored result(s) did not read back") == true)
     }

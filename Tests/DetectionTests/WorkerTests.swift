@@ -192,7 +192,7 @@ final class RecordingObserver: DetectionObserver {
         let state = DetectionState.load(from: data)
         #expect(state.lastDetection == clock.now())
         #expect(state.lastError == nil)
-        #expect(ExposureResults.load(from: data).results.results.count == 1)
+        #expect(ExposureResults.load(from: data, now: UnixTime(seconds: 0)).results.results.count == 1)
         let again = try self.worker()
         var heavier = V2Configuration()
         heavier.infectiousnessForDaysSinceOnset = [0: .standard]

@@ -62,8 +62,7 @@ import Testing
         #expect(pending == Self.names[0..<3].map { server.baseURL + "/" + $0 })
         #expect(try await client.download(pending[1]) == [2])
         // Only the caller marks a file processed, after handling it.
-        try client.markProcessed(pending[0])
-        try client.markProcessed(pending[1])
+        try client.markProcessed([pending[0], pending[1]])
         #expect(try await client.pendingFiles() == [pending[2]])
 
         // The server drops the oldest, reorders, and adds one: the set decides, not positions.

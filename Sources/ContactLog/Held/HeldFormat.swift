@@ -11,15 +11,19 @@ import Storage
 /// GAEN reports, aggregates u32; previous scan end i64, `Int64.min` for none; monotonic length u32)
 /// and its aggregates, as many as the window says (RPI 16 bytes, AEM 4, first and last seen i64,
 /// reports u16, maximum RSSI i8 and whether there is one u8, RSSI sum i32, valid reports u16,
-/// previous scan end i64). Little-endian throughout. A reader stops at the first entry that does
-/// not check: what follows a torn write is not trusted.
+/// previous scan end i64). Little-endian throughout. A reader stops at the first frame that does
+/// not check (its length past the end, or its CRC-32C wrong): what follows a torn write is not
+/// trusted. A frame that checks but whose window it refuses (too many aggregates, a length that
+/// does not fit them) is skipped and counted, and the entries after it are read (issue 40: one
+/// refused entry took every later one with it).
 package enum HeldFormat {
     package static let magic = Array("GAENHELD".utf8)
     package static let version: UInt16 = 1
     package static let headerSize = 8 + 2 + 36
     static let windowSize = 40
     static let aggregateSize = 54
-    /// Bounds for a reader: an entry's aggregates (a window hears at most a few hundred RPIs).
+    /// An entry's aggregates, for the reader and the writer alike: twice a scan window's own cap
+    /// (`ScanWindowAggregator.maximumRPIs`), which `HeldSightings.hold` enforces before writing.
     package static let maximumAggregates = 10_000
     /// The file is read whole; 24 h of busy scanning stays well under this.
     package static let maximumFileSize = 256 << 20
@@ -39,6 +43,8 @@ package enum HeldFormat {
         package var entries: [Entry]
         /// Bytes after the last entry that checked (a torn or damaged tail).
         package var damagedBytes: Int
+        /// Entries whose frame checked but whose window was refused, skipped.
+        package var refusedEntries = 0
     }
 
     package enum Refusal: Error, Equatable, Sendable, CustomStringConvertible {
@@ -98,22 +104,35 @@ package enum HeldFormat {
         guard version == Self.version else { throw .unsupportedVersion(version) }
         let bootID = String(decoding: bytes[10..<headerSize], as: UTF8.self).trimmingTrailingSpaces()
         var entries: [Entry] = []
+        var refused = 0
         var offset = headerSize
         while offset < bytes.count {
-            guard let entry = entry(in: bytes, at: &offset) else { break }
-            entries.append(entry)
+            guard let payload = frame(in: bytes, at: &offset) else { break }
+            if let entry = entry(payload) {
+                entries.append(entry)
+            } else {
+                refused += 1
+            }
         }
-        return Contents(bootID: bootID, entries: entries, damagedBytes: bytes.count - offset)
+        return Contents(bootID: bootID, entries: entries, damagedBytes: bytes.count - offset, refusedEntries: refused)
     }
 
-    /// The entry at `offset` (moved past it), or nil when it does not check.
-    private static func entry(in bytes: [UInt8], at offset: inout Int) -> Entry? {
+    /// The payload of the frame at `offset` (moved past it), or nil when the frame does not check.
+    private static func frame(in bytes: [UInt8], at offset: inout Int) -> ArraySlice<UInt8>? {
         var frame = LittleEndianReader(bytes: bytes[offset...])
         guard let length: UInt32 = frame.take(), let checksum: UInt32 = frame.take() else { return nil }
         let start = offset + 8
-        guard length >= windowSize, Int(length) <= bytes.count - start else { return nil }
+        guard Int(length) <= bytes.count - start else { return nil }
         let payload = bytes[start..<(start + Int(length))]
         guard CRC32C.checksum(payload) == checksum else { return nil }
+        offset = start + Int(length)
+        return payload
+    }
+
+    /// The entry a checked payload holds, or nil when its window is refused.
+    private static func entry(_ payload: ArraySlice<UInt8>) -> Entry? {
+        let length = payload.count
+        guard length >= windowSize else { return nil }
         var reader = LittleEndianReader(bytes: payload)
         guard let windowStart: Int64 = reader.take(), let windowEnd: Int64 = reader.take(), let reports: UInt32 = reader.take(),
             let gaenReports: UInt32 = reader.take(), let count: UInt32 = reader.take(), let previous: Int64 = reader.take(),
@@ -134,7 +153,6 @@ package enum HeldFormat {
                     reports: aggregateReports, rssi: RSSISummary(maximum: hasMaximum == 0 ? nil : maximum, sum: sum, validReports: valid),
                     previousScanEnd: aggregatePrevious == Int64.min ? nil : UnixTime(milliseconds: aggregatePrevious)))
         }
-        offset = start + Int(length)
         let window = ScanWindowRecord(
             start: UnixTime(milliseconds: windowStart), end: UnixTime(milliseconds: windowEnd), reports: reports, exposureNotificationReports: gaenReports,
             aggregates: count, previousScanEnd: previous == Int64.min ? nil : UnixTime(milliseconds: previous), monotonicMilliseconds: monotonic)

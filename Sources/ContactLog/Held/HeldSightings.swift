@@ -72,6 +72,11 @@ package actor HeldSightings {
         var kept: [HeldFormat.Entry] = []
         if contents.bootID == bootID, bootID != nil {
             kept = contents.entries
+            if contents.refusedEntries > 0 {
+                logger.warning(
+                    "held sightings: entries that checked but could not be read were skipped; the rest kept",
+                    metadata: ["path": "\(path)", "entries.skipped": "\(contents.refusedEntries)"])
+            }
             if contents.damagedBytes > 0 {
                 logger.warning("held sightings: a damaged tail was dropped", metadata: ["path": "\(path)", "bytes.dropped": "\(contents.damagedBytes)"])
             }
@@ -97,6 +102,20 @@ package actor HeldSightings {
             dropped += 1
             logger.debug("no boot id: a window heard on an untrusted clock is not kept")
             return
+        }
+        var aggregates = aggregates
+        var window = window
+        if aggregates.count > HeldFormat.maximumAggregates {
+            // What the reader takes back: a window's cap keeps far fewer, so only a caller that
+            // skipped it gets here; the strongest are kept, as the cap would have.
+            logger.warning(
+                "a held window over the held-entry bound: the weakest sightings dropped",
+                metadata: ["aggregates": "\(aggregates.count)", "bound": "\(HeldFormat.maximumAggregates)"])
+            aggregates.sort { ($0.rssi.maximum ?? Int8.min) > ($1.rssi.maximum ?? Int8.min) }
+            aggregates.removeLast(aggregates.count - HeldFormat.maximumAggregates)
+            aggregates.sort { $0.firstSeen < $1.firstSeen }
+            window.droppedRPIs &+= window.aggregates &- UInt32(aggregates.count)
+            window.aggregates = UInt32(aggregates.count)
         }
         let entry = HeldFormat.Entry(window: window, aggregates: aggregates)
         entries.append(entry)

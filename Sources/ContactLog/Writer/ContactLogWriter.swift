@@ -34,6 +34,11 @@ package actor ContactLogWriter {
     private var lastPruneDay: UTCDay?
     /// Records refused since open because their times did not fit (each logged as a counted warning).
     package private(set) var refusedRecords = 0
+    /// Records lost since open because an append failed (a full disk): each failed append is cut
+    /// back to the record before it, so the records after it are whole again once there is room.
+    package private(set) var lostRecords = 0
+    /// Failed appends in a row: the first is a warning, the end of the streak a notice.
+    private var failingAppends = 0
     /// Aggregates appended since open, and how many of them are known durable.
     package private(set) var appendedAggregates = 0
     package private(set) var syncedAggregates = 0
@@ -118,16 +123,20 @@ package actor ContactLogWriter {
                 "records refused: their times do not fit a day segment",
                 metadata: ["records.refused": "\(refused)", "records.refusedSinceOpen": "\(refusedRecords)"])
         }
-        do {
-            for (day, bytes) in buffers.sorted(by: { $0.key < $1.key }) {
-                let segment = try segment(for: day)
-                try bytes.withUnsafeBytes { raw in
-                    Result { () throws(FileSystemError) in try segment.append(raw) }
-                }.get()
-                unsynced.insert(day)
+        let days = buffers.sorted(by: { $0.key < $1.key })
+        for (index, (day, bytes)) in days.enumerated() {
+            do {
+                try appendWhole(bytes, to: day)
+            } catch {
+                // This day's records and the later days' are lost; the earlier days' are written.
+                appendFailed(error, lostRecords: days[index...].reduce(0) { $0 + $1.value.count / SegmentFormat.recordSize })
+                throw .storage(error)
             }
-        } catch {
-            throw .storage(error)
+            unsynced.insert(day)
+        }
+        if failingAppends > 0 {
+            logger.notice("contact log appends whole again", metadata: ["appends.failed": "\(failingAppends)", "records.lostSinceOpen": "\(lostRecords)"])
+            failingAppends = 0
         }
         appendedAggregates += written
         lastWindowEnd = window.end
@@ -196,18 +205,58 @@ package actor ContactLogWriter {
         }
     }
 
+    /// Appends a day's records whole or not at all: a short write (a full disk) is cut back to the
+    /// size before it, so the segment stays on the record grid (issue 40: a partial record left
+    /// every later one misaligned for the rest of the day). When even the cut fails, the segment
+    /// is forgotten, and opened again it is checked and cut back to its grid.
+    private func appendWhole(_ bytes: [UInt8], to day: UTCDay) throws(FileSystemError) {
+        let segment = try segment(for: day)
+        let before = try segment.size()
+        do {
+            try bytes.withUnsafeBytes { raw in
+                Result { () throws(FileSystemError) in try segment.append(raw) }
+            }.get()
+        } catch {
+            do {
+                try segment.truncate(to: before)
+            } catch {
+                segments[day] = nil
+                unsynced.remove(day)
+            }
+            throw error
+        }
+    }
+
+    private func appendFailed(_ error: FileSystemError, lostRecords lost: Int) {
+        lostRecords += lost
+        failingAppends += 1
+        let metadata: Logger.Metadata = ["error": "\(error)", "records.lost": "\(lost)", "records.lostSinceOpen": "\(lostRecords)"]
+        if failingAppends == 1 {
+            logger.warning("contact log append failed: the window's records are lost, the log stays whole", metadata: metadata)
+        } else {
+            logger.debug("contact log append failed again", metadata: metadata)
+        }
+    }
+
     /// The open segment of `day`, created with its header if it does not exist.
     private func segment(for day: UTCDay) throws(FileSystemError) -> AppendOnlyFile {
         if let segment = segments[day] { return segment }
         let path = directory.path(of: SegmentFormat.fileName(for: day))
         let file = try AppendOnlyFile(path: path, mode: .append)
         let size = try file.size()
-        if size == 0 {
-            // A new segment: the header is made durable before any record, with the directory entry.
-            try SegmentFormat.header(for: day).withUnsafeBytes { raw in
-                Result { () throws(FileSystemError) in try file.append(raw) }
-            }.get()
-            try file.sync()
+        if size < Int64(SegmentFormat.headerSize) {
+            // A new segment (or one whose header a full disk cut short): the header is made
+            // durable before any record, with the directory entry, or the file is left empty.
+            if size > 0 { try file.truncate(to: 0) }
+            do {
+                try SegmentFormat.header(for: day).withUnsafeBytes { raw in
+                    Result { () throws(FileSystemError) in try file.append(raw) }
+                }.get()
+                try file.sync()
+            } catch {
+                try? file.truncate(to: 0)
+                throw error
+            }
             try AtomicFile.syncDirectory(directory.path)
         } else if (size - Int64(SegmentFormat.headerSize)) % Int64(SegmentFormat.recordSize) != 0 {
             // Recovery at open left every segment on a record boundary; only another hand could

@@ -65,6 +65,9 @@ package struct ExposureHookService: Service {
 
     private func consider(_ trigger: inout HookTrigger) async {
         guard clock.distrust == nil, await runner.isConfigured else { return }
+        // Results lost to a damaged file are being matched again: an answer without the days the
+        // owner was told of is not news, and the days told stay as they were (issue 40).
+        guard await !worker.resultsRebuilding else { return }
         let answer = await worker.exposureAnswer()
         let before = trigger.told
         let decided = trigger.consider(answer.days)

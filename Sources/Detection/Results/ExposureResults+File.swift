@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 import ContactLog
-import ENCore
+package import ENCore
 import Foundation
 import KeyFiles
 package import Storage
@@ -9,8 +9,9 @@ package import Storage
 /// `<data-dir>/exposure-results.json` (atomic, 0600): the stored results, written after each run
 /// that changed them. docs/detection.md, "Stored results", has the format.
 ///
-/// A file that does not read back never stops the daemon: it is copied aside as
-/// `exposure-results.json.damaged` and the daemon starts with no results; a single result that
+/// A file that does not read back never stops the daemon: it reads as no results, marked `lost`,
+/// and the worker matches every key file again and moves the file aside as
+/// `exposure-results.json.damaged-<unix time>` (never over an earlier copy); a single result that
 /// does not read back is left out and counted. Without the file (a first start, or an upgrade from
 /// a version that kept only the last run's windows in `detection-state.json`), those windows are
 /// taken over as legacy windows.
@@ -27,25 +28,27 @@ extension ExposureResults {
         package var problem: String?
         /// Whether the results came from the previous format's state file.
         package var migrated: Bool
+        /// Whether the file did not read back, so every stored result was lost (issue 40).
+        package var lost = false
     }
 
-    package static func load(from dataDirectory: DataDirectory) -> Loaded {
+    package static func load(from dataDirectory: DataDirectory, now: UnixTime) -> Loaded {
         let path = path(in: dataDirectory)
         let bytes: [UInt8]?
         do {
             bytes = try AtomicFile.read(path, limit: maximumFileBytes)
         } catch {
-            return damaged(path, "\(error)")
+            return damaged(path, "\(error)", now: now)
         }
         guard let bytes else {
             let legacy = DetectionState.legacyWindows(in: dataDirectory)
             return Loaded(results: ExposureResults(legacyWindows: legacy), problem: nil, migrated: !legacy.isEmpty)
         }
         guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] else {
-            return damaged(path, "it is not a JSON object")
+            return damaged(path, "it is not a JSON object", now: now)
         }
         guard let format = object["format"] as? Int64, format == Self.format else {
-            return damaged(path, "format \(object["format"].map { "\($0)" } ?? "missing"), not \(Self.format)")
+            return damaged(path, "format \(object["format"].map { "\($0)" } ?? "missing"), not \(Self.format)", now: now)
         }
         let entries = object["results"] as? [[String: Any]] ?? []
         let results = entries.compactMap(ExposureResult.init(json:))
@@ -57,13 +60,19 @@ extension ExposureResults {
             problem: skipped > 0 ? "\(path): \(skipped) stored result(s) did not read back and were left out" : nil, migrated: false)
     }
 
-    private static func damaged(_ path: String, _ reason: String) -> Loaded {
-        let aside = path + ".damaged"
-        let kept = (try? AtomicFile.copy(path, to: aside, limit: maximumFileBytes)) != nil
-        return Loaded(
-            results: ExposureResults(),
-            problem: "\(path) does not read back (\(reason)); \(kept ? "copied to \(aside); " : "")starting with no stored results",
-            migrated: false)
+    private static func damaged(_ path: String, _ reason: String, now: UnixTime) -> Loaded {
+        Loaded(results: ExposureResults(), problem: "\(path) does not read back (\(reason))", migrated: false, lost: true)
+    }
+
+    /// Moves a file that did not read back aside, once the worker has recorded that its results
+    /// are to be found again (a crash before this reads the same damage at the next start); what
+    /// became of it, for the journal.
+    package static func setAsideDamaged(in dataDirectory: DataDirectory, now: UnixTime) -> String {
+        do {
+            return "moved to \(try AtomicFile.moveAside(path(in: dataDirectory), label: "damaged", stamp: now.seconds))"
+        } catch {
+            return "could not be moved aside (\(error))"
+        }
     }
 
     package func save(to dataDirectory: DataDirectory) throws(FileSystemError) {

@@ -16,12 +16,19 @@ package struct DetectionState: Sendable {
     package var nextDetection: UnixTime?
     /// When the key server last gave every file a run asked for (the run may still fail later).
     package var lastDownload: UnixTime?
+    /// When the stored results were found damaged and lost: until a run has matched every key file
+    /// again, the answer may lack days the owner was told of, so no `cleared` is announced.
+    package var resultsLost: UnixTime?
 
-    package init(lastDetection: UnixTime? = nil, lastError: String? = nil, nextDetection: UnixTime? = nil, lastDownload: UnixTime? = nil) {
+    package init(
+        lastDetection: UnixTime? = nil, lastError: String? = nil, nextDetection: UnixTime? = nil, lastDownload: UnixTime? = nil,
+        resultsLost: UnixTime? = nil
+    ) {
         self.lastDetection = lastDetection
         self.lastError = lastError
         self.nextDetection = nextDetection
         self.lastDownload = lastDownload
+        self.resultsLost = resultsLost
     }
 
     static func path(in dataDirectory: DataDirectory) -> String { dataDirectory.path(of: "detection-state.json") }
@@ -40,7 +47,8 @@ package struct DetectionState: Sendable {
             lastError: object["last_error"] as? String,
             nextDetection: (object["next_detection"] as? Int64).flatMap { UnixTime(exactlySeconds: $0) },
             // Absent in files of versions before it was kept.
-            lastDownload: (object["last_download"] as? Int64).flatMap { UnixTime(exactlySeconds: $0) })
+            lastDownload: (object["last_download"] as? Int64).flatMap { UnixTime(exactlySeconds: $0) },
+            resultsLost: (object["results_lost"] as? Int64).flatMap { UnixTime(exactlySeconds: $0) })
     }
 
     /// The windows the previous format kept (`windows`); empty when there are none or any of them
@@ -59,6 +67,7 @@ package struct DetectionState: Sendable {
             ("last_error", lastError.map { .string($0) } ?? .null),
             ("next_detection", nextDetection.map { .int($0.seconds) } ?? .null),
             ("last_download", lastDownload.map { .int($0.seconds) } ?? .null),
+            ("results_lost", resultsLost.map { .int($0.seconds) } ?? .null),
         ])
         do {
             try AtomicFile.write(Array(value.serialized().utf8), to: Self.path(in: dataDirectory))

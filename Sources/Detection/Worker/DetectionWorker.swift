@@ -87,9 +87,33 @@ package actor DetectionWorker {
         self.logger = logger
         budget = DetectionBudget(dataDirectory: dataDirectory)
         state = DetectionState.load(from: dataDirectory)
-        let loaded = ExposureResults.load(from: dataDirectory)
+        let loaded = ExposureResults.load(from: dataDirectory, now: clock.now())
         results = loaded.results
-        if let problem = loaded.problem { logger.warning("stored exposure results", metadata: ["problem": "\(problem)"]) }
+        if loaded.lost, let problem = loaded.problem {
+            // The results are lost, not the exposures: the contact log and the server still hold
+            // what made them. Recorded first (the files forgotten, the loss kept in the state),
+            // then the damaged file moved aside, so a crash between reads the damage again.
+            var recorded = true
+            do {
+                try downloader?.store.forgetAll()
+            } catch {
+                recorded = false
+                logger.warning("processed key files not forgotten", metadata: ["error": "\(error)"])
+            }
+            state.resultsLost = state.resultsLost ?? clock.now()
+            state.lastError = "\(problem); every key file is matched again at the next detection"
+            do {
+                try state.save(to: dataDirectory)
+            } catch {
+                recorded = false
+            }
+            let fate = recorded ? ExposureResults.setAsideDamaged(in: dataDirectory, now: clock.now()) : "left in place"
+            logger.warning(
+                "stored exposure results lost; every key file the server still holds is matched again",
+                metadata: ["problem": "\(problem)", "file": "\(fate)"])
+        } else if let problem = loaded.problem {
+            logger.warning("stored exposure results", metadata: ["problem": "\(problem)"])
+        }
         if loaded.migrated {
             // Written now: the next save of the state file drops the windows it was read from.
             do {
@@ -171,12 +195,18 @@ package actor DetectionWorker {
             state.lastDetection = clock.now()
             state.lastError = nil
             try state.save(to: dataDirectory)
-            for file in files where !run.deferredFiles.contains(file) {
-                do {
-                    try downloader.markProcessed(file)
-                } catch {
-                    throw .processedFiles(error)
-                }
+            // One write for the run's files: a run of thousands of files once rewrote and synced
+            // the whole set per file, inside the worker, and the API timed out (issue 40).
+            do {
+                try downloader.markProcessed(files.filter { !run.deferredFiles.contains($0) })
+            } catch {
+                throw .processedFiles(error)
+            }
+            if state.resultsLost != nil {
+                // Every file the server holds was matched again: the results are whole again.
+                state.resultsLost = nil
+                try state.save(to: dataDirectory)
+                logger.notice("stored exposure results rebuilt from the key files and the contact log")
             }
             await finish(DetectionOutcome(finished: clock.now(), result: result, error: nil))
             return result
@@ -231,6 +261,10 @@ package actor DetectionWorker {
         let next = state.nextDetection
         state = DetectionState(nextDetection: next)
     }
+
+    /// Whether the stored results were lost and are not yet rebuilt by a run: the answer may lack
+    /// days the owner was told of, and no `cleared` may be announced from it.
+    package var resultsRebuilding: Bool { state.resultsLost != nil }
 
     /// When the next run will happen: the timer's time, or later when the budget allows no run
     /// then. `nil` when the timer is not running.

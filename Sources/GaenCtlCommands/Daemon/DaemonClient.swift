@@ -16,6 +16,9 @@ struct DaemonOptions: ParsableArguments {
     @Flag(help: "Print JSON (stable; docs/gaenctl.md).")
     var json = false
 
+    @Option(help: "Seconds to wait for gaend's answer (default: 25 for a status, 120 for an action, 20 minutes for detect).")
+    var timeout: Int?
+
     /// What the bus is called in messages.
     var busName: String {
         switch bus {
@@ -38,7 +41,8 @@ struct DaemonOptions: ParsableArguments {
         } catch let error as DBusError {
             throw OperationError("cannot connect to \(busName): \(error.message)", exitCode: .daemonUnreachable)
         }
-        return DaemonClient(connection: connection, busName: busName)
+        if let timeout, !(1...86_400).contains(timeout) { throw UsageError("--timeout", "\(timeout) is not 1 to 86400 seconds") }
+        return DaemonClient(connection: connection, busName: busName, answerTimeout: timeout.map { .seconds($0) })
     }
 }
 
@@ -47,13 +51,16 @@ struct DaemonOptions: ParsableArguments {
 struct DaemonClient {
     let connection: DBusConnection
     let busName: String
+    /// `--timeout`: how long any call waits, in place of each call's own default.
+    var answerTimeout: Duration?
 
     func call(_ method: Manager1.Method, _ arguments: [DBusValue] = [], timeout: Duration = .seconds(120)) async throws -> [DBusValue] {
         do {
             return try await connection.call(
-                destination: Manager1.busName, path: Manager1.objectPath, interface: Manager1.interface, member: method.rawValue, arguments, timeout: timeout)
+                destination: Manager1.busName, path: Manager1.objectPath, interface: Manager1.interface, member: method.rawValue, arguments,
+                timeout: answerTimeout ?? timeout)
         } catch let error as DBusError {
-            throw translate(error)
+            throw await translate(error)
         }
     }
 
@@ -61,10 +68,10 @@ struct DaemonClient {
         do {
             let reply = try await connection.call(
                 destination: Manager1.busName, path: Manager1.objectPath, interface: StandardInterfaces.properties, member: "GetAll",
-                [.string(Manager1.interface)])
+                [.string(Manager1.interface)], timeout: answerTimeout ?? .seconds(25))
             return (reply.first?.stringKeyed ?? [:]).mapValues { $0.variant ?? $0 }
         } catch let error as DBusError {
-            throw translate(error)
+            throw await translate(error)
         }
     }
 
@@ -73,7 +80,7 @@ struct DaemonClient {
         do {
             return try await connection.signals(matching: DBusMatchRule(sender: Manager1.busName, path: Manager1.objectPath))
         } catch let error as DBusError {
-            throw translate(error)
+            throw await translate(error)
         }
     }
 
@@ -82,11 +89,17 @@ struct DaemonClient {
         do {
             return try await connection.nameOwner(of: Manager1.busName)
         } catch let error as DBusError {
-            throw translate(error)
+            throw await translate(error)
         }
     }
 
-    func translate(_ error: DBusError) -> OperationError {
+    func translate(_ error: DBusError) async -> OperationError {
+        // No reply is either a gaend that is gone or one still working on something: the owner of
+        // its name tells which, so that a busy daemon is not reported as stopped (issue 40).
+        if error.name.rawValue == DBusError.Name.noReply.rawValue, await hasOwner() {
+            return OperationError(
+                "gaend is running on \(busName) but did not answer in time: it is busy; try again (\(error.name))", exitCode: .daemonBusy)
+        }
         switch error.name.rawValue {
         case DBusError.Name.serviceUnknown.rawValue, DBusError.Name.nameHasNoOwner.rawValue, DBusError.Name.noReply.rawValue,
             DBusError.Name.disconnected.rawValue:
@@ -99,6 +112,15 @@ struct DaemonClient {
             let name = Manager1.ErrorName(qualified: error.name.rawValue)?.rawValue ?? error.name.rawValue
             return OperationError("\(name): \(error.message)")
         }
+    }
+}
+
+extension DaemonClient {
+    /// Whether anyone owns gaend's name now.
+    func hasOwner() async -> Bool {
+        guard let owners = try? await connection.nameOwner(of: Manager1.busName) else { return false }
+        for await owner in owners { return owner != nil }
+        return false
     }
 }
 

@@ -59,9 +59,9 @@ package struct KeyFileDownloader: Sendable {
         try await get(url, limit: limit).body
     }
 
-    /// Records that `url` was fully handled.
-    package func markProcessed(_ url: String) throws(ClientError) {
-        try store.markProcessed(url, at: clock.now())
+    /// Records that a run's `urls` were fully handled, in one write.
+    package func markProcessed(_ urls: [String]) throws(ClientError) {
+        try store.markProcessed(urls, at: clock.now())
     }
 
     /// What a line of an index may hold: the unreserved and sub-delimiter characters of a URL path.

@@ -9,9 +9,21 @@ package import Storage
 ///
 /// Entries are forgotten after `retentionDays` (15: one day more than servers keep files), never
 /// because a file left the index, which a server glitch could cause.
+///
+/// The file is bounded by what is written, not by refusing what is read (issue 40: an index of
+/// 10,000 long names, whose files failed verification, filled it past the read limit in two runs
+/// and every later run failed): at most `maximumEntries` entries and `maximumWrittenBytes` are
+/// written, the oldest dropped first, and a file larger than the read limit (an earlier version's)
+/// is read from its end, where the newest entries are. A dropped entry costs at most a file
+/// downloaded and matched again, which changes no result.
 package struct ProcessedFilesStore: Sendable {
     package let path: String
     package let retentionDays: Int64
+    /// Two full indexes (`KeyFileDownloader.maximumIndexLines`); the bytes hold one full index of
+    /// the longest lines (1,024 characters and the base), under the 16 MiB read limit.
+    package static let maximumEntries = 20_000
+    package static let maximumWrittenBytes = 12 << 20
+    static let readLimit = 16 << 20
 
     package init(dataDirectory: DataDirectory, retentionDays: Int64 = 15) {
         path = dataDirectory.path(of: "processed-key-files")
@@ -20,33 +32,57 @@ package struct ProcessedFilesStore: Sendable {
 
     /// The processed URLs with the time each was marked.
     package func load() throws(ClientError) -> [String: UnixTime] {
-        let bytes: [UInt8]?
+        let read: (bytes: [UInt8], cut: Bool)?
         do {
-            bytes = try AtomicFile.read(path, limit: 16 << 20)
+            read = try AtomicFile.readTail(path, limit: Self.readLimit)
         } catch {
             throw .local("processed key files: \(error)")
         }
-        guard let bytes else { return [:] }
+        guard let read else { return [:] }
+        var lines = read.bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true)
+        // A tail read starts inside a line, which is not an entry.
+        if read.cut, !lines.isEmpty { lines.removeFirst() }
         var entries = [String: UnixTime]()
         // One entry a line: Unix seconds, a tab, the URL. A line that does not parse is dropped: at
         // worst that file is downloaded and matched again, which is harmless.
-        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
-            let parts = line.split(separator: "\t", maxSplits: 1)
+        for line in lines {
+            let parts = String(decoding: line, as: UTF8.self).split(separator: "\t", maxSplits: 1)
             guard parts.count == 2, let seconds = Int64(parts[0]), let time = UnixTime(exactlySeconds: seconds) else { continue }
             entries[String(parts[1])] = time
         }
         return entries
     }
 
-    /// Adds `url`, drops entries past the retention, and writes the set atomically.
-    package func markProcessed(_ url: String, at time: UnixTime) throws(ClientError) {
+    /// Adds a run's `urls` in one write, drops entries past the retention and past the bounds
+    /// (oldest first), and writes the set atomically.
+    package func markProcessed(_ urls: [String], at time: UnixTime) throws(ClientError) {
+        guard !urls.isEmpty else { return }
         var entries = try load()
-        entries[url] = time
+        for url in urls { entries[url] = time }
         let oldest = time.adding(seconds: -retentionDays * 86_400)
-        let text = entries.filter { $0.value >= oldest }.sorted { ($0.value, $0.key) < ($1.value, $1.key) }
-            .map { "\($0.value.seconds)\t\($0.key)\n" }.joined()
+        // Newest first, so that the bounds keep the newest.
+        var kept = entries.filter { $0.value >= oldest }.sorted { ($0.value, $0.key) > ($1.value, $1.key) }
+        if kept.count > Self.maximumEntries { kept.removeLast(kept.count - Self.maximumEntries) }
+        var lines = [String]()
+        var bytes = 0
+        for entry in kept {
+            let line = "\(entry.value.seconds)\t\(entry.key)\n"
+            bytes += line.utf8.count
+            if bytes > Self.maximumWrittenBytes { break }
+            lines.append(line)
+        }
         do {
-            try AtomicFile.write(Array(text.utf8), to: path)
+            try AtomicFile.write(Array(lines.reversed().joined().utf8), to: path)
+        } catch {
+            throw .local("processed key files: \(error)")
+        }
+    }
+
+    /// Forgets every file, so that the next run downloads and matches all the server holds: what
+    /// the worker does when the results those files made were lost.
+    package func forgetAll() throws(ClientError) {
+        do {
+            try AtomicFile.remove(path)
         } catch {
             throw .local("processed key files: \(error)")
         }
