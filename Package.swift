@@ -44,6 +44,7 @@ let package = Package(
         .systemLibrary(name: "CKernelClock"),
         // glibc's allocator options (mallopt's macros), which Swift's Glibc module leaves out.
         .systemLibrary(name: "CMalloc"),
+        .target(name: "CSpawn"),
         // What Swift cannot import from those headers: function-like macros and typed constants.
         .target(name: "CGaendShims", dependencies: ["COpenSSL", "CDBus", "CBlueZ"]),
 
@@ -52,7 +53,7 @@ let package = Package(
         // The only libcrypto user.
         .target(name: "ENCrypto", dependencies: ["ENCore", "COpenSSL", "CGaendShims"], swiftSettings: strictSwift),
         // The system calls on descriptors, the real-time clock and the one errno type (Glibc behind one wall).
-        .target(name: "SystemCalls", dependencies: ["ENCore", "CKernelClock", "CMalloc"], swiftSettings: strictSwift),
+        .target(name: "SystemCalls", dependencies: ["ENCore", "CKernelClock", "CMalloc", "CSpawn"], swiftSettings: strictSwift),
         // State under a lock that tasks wait on, cancellably: the package's one such waiter.
         .target(name: "Conditions", swiftSettings: strictSwift),
         // Whether the wall clock may be trusted: the kernel's synchronization, the key server's Date,

@@ -73,7 +73,7 @@ struct ExposureHookDaemonTests {
         let detected = try harness.ctl(["detect"])
         #expect(detected.status == 0)
         #expect(detected.standardOutput.contains("exposure on \(day)"))
-        try await eventually("the kill") { harness.stderr.contains("exposure hook killed: it ran past its time limit") }
+        try await eventually("the kill") { harness.stderr.contains("exposure hook killed with its process group: it ran past its time limit") }
         #expect(try harness.ctl(["status"]).status == 0)
         #expect(harness.stop() == .success)
     }
@@ -123,6 +123,71 @@ struct ExposureHookDaemonTests {
         kill(harness.daemon.processIdentifier, SIGHUP)
         try await eventually("the reload's warning") { harness.stderr.contains("writable by anyone") }
         #expect(harness.stderr.contains("exposure-hook not applied; the previous one stays"))
+        #expect(harness.stop() == .success)
+    }
+
+    /// Issue 40, item 7: a day is told only when the hook exited 0. A hook that fails (75,
+    /// sendmail's EX_TEMPFAIL) leaves the day untold: the same news waits for its retry (a
+    /// detection meanwhile does not run it again), and a restart tells it. Before, the day was
+    /// saved as told before the run, and a failed hook never told the wearer.
+    @Test func aFailedHookRunsAgainUntilItTells() async throws {
+        let directory = try TemporaryDirectory()
+        let (day, arguments, planted) = try await Self.planted(directory, daysAgo: 2, seed: 0x6162_6364_6566_6768)
+        defer { withExtendedLifetime(planted) {} }
+        let runs = directory.path + "/runs"
+        let failing = directory.path + "/failing"
+        FileManager.default.createFile(atPath: failing, contents: Data("1".utf8))
+        // Fails while the counter is above 0, counting down.
+        let hook = try directory.writeScript(
+            "hook",
+            "left=$(cat '\(failing)')\necho \"$GAEND_EVENT $GAEND_NEW_DAYS $left\" >> '\(runs)'\n"
+                + "if [ \"$left\" -gt 0 ]; then echo $((left - 1)) > '\(failing)'; echo mail server down; exit 75; fi\necho told")
+        let harness = try ManagerHarness(directory: directory, arguments + ["--exposure-hook", hook])
+        #expect(try harness.ctl(["detect"]).status == 0)
+        try await eventually("the failed run") { harness.stderr.contains("exposure hook did not tell the owner") }
+        #expect(harness.stderr.contains("retryIn=60.0 seconds"), "\(harness.stderr)")
+        // Another detection (several looks) is not the retry.
+        #expect(try harness.ctl(["detect"]).status == 0)
+        #expect(harness.stop() == .success)
+        #expect(Self.lines(runs) == ["exposed \(day) 1"], "\(harness.stderr)")
+        // A restart, with the day still untold, tells it; then nothing more.
+        let restarted = try ManagerHarness(bus: harness.bus, directory: directory, arguments + ["--exposure-hook", hook])
+        try await eventually("the run after the restart", explain: { restarted.stderr }) { restarted.stderr.contains("exposure hook ran") }
+        #expect(try restarted.ctl(["detect"]).status == 0)
+        #expect(restarted.stop() == .success)
+        #expect(Self.lines(runs) == ["exposed \(day) 1", "exposed \(day) 0"])
+    }
+
+    /// Issue 40, item 13: what a hook leaves behind neither delays its end nor costs gaend CPU. A
+    /// hook that starts a long sleep and a writer that never stops, then exits 0, is logged as
+    /// having run (status 0) at once, and gaend stays idle. Before, the end waited for the
+    /// grandchild (here to the 5 s limit, logged as "ran past its time limit"), and the reader spun.
+    @Test func whatAHookLeavesBehindDoesNotHoldGaend() async throws {
+        let directory = try TemporaryDirectory()
+        let (_, arguments, planted) = try await Self.planted(directory, daysAgo: 2, seed: 0x7172_7374_7576_7778)
+        defer { withExtendedLifetime(planted) {} }
+        let group = directory.path + "/group"
+        let hook = try directory.writeScript(
+            "hook", "echo told the owner\necho $$ > '\(group)'\nsleep 120 &\n(while :; do echo chatter; done) &\nexit 0")
+        defer {
+            if let text = try? String(contentsOfFile: group, encoding: .utf8), let leader = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+                kill(-leader, SIGKILL)
+            }
+        }
+        let harness = try ManagerHarness(directory: directory, arguments + ["--exposure-hook", hook, "--exposure-hook-timeout", "5"])
+        let started = ContinuousClock.now
+        #expect(try harness.ctl(["detect"]).status == 0)
+        try await eventually("the hook's end") { harness.stderr.contains("exposure hook ran") || harness.stderr.contains("exposure hook killed") }
+        let ended = ContinuousClock.now - started
+        #expect(harness.stderr.contains("exposure hook ran"), "\(harness.stderr)")
+        #expect(harness.stderr.contains("output=told the owner"), "\(harness.stderr)")
+        #expect(ended < .seconds(4), "\(ended)")
+        // Idle while the chatter goes on (or died of its closed socket).
+        let before = FloodCapTests.cpuSeconds(of: harness.gaendProcess)
+        try await Task.sleep(for: .seconds(3))
+        let spent = FloodCapTests.cpuSeconds(of: harness.gaendProcess) - before
+        #expect(spent < 0.5, "gaend spent \(spent) s of CPU in 3 s after the hook exited")
+        print("hook with a sleeping and a chattering grandchild: end logged after \(ended); gaend CPU \(spent) s in the 3 s after")
         #expect(harness.stop() == .success)
     }
 }

@@ -34,47 +34,85 @@ package struct ExposureHookService: Service {
         self.logger = logger
     }
 
+    /// Why the decider looks: a change of the worker or a midnight, or a retry that is due.
+    enum Look: Sendable {
+        case change
+        case retry
+    }
+
     package func run() async throws {
-        let (looks, look) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let (looks, look) = AsyncStream<Look>.makeStream(bufferingPolicy: .bufferingNewest(2))
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    for await _ in worker.changes.updates() { look.yield() }
+                    for await _ in worker.changes.updates() { look.yield(.change) }
                 }
                 group.addTask { await midnights(look) }
-                // The one task that decides, and the one owner of the trigger.
+                // The one task that decides, the one owner of the trigger, and the one caller of
+                // the runner: a run at a time, and the next look takes the newest answer.
                 var trigger = HookTrigger(told: Self.load(from: dataDirectory))
-                for await _ in looks {
-                    await consider(&trigger)
+                var retry = HookRetry()
+                var retryTimer: Task<Void, Never>?
+                for await reason in looks {
+                    if case .retry = reason { retry.due() }
+                    guard let (days, outcome) = await consider(&trigger, retry: retry) else { continue }
+                    if outcome.told {
+                        if retry.failures > 0 { logger.notice("exposure hook told the owner after failed runs", metadata: ["failures": "\(retry.failures)"]) }
+                        retry.told()
+                        continue
+                    }
+                    if Task.isCancelled { break }
+                    let delay = retry.failed(days)
+                    logger.warning(
+                        "exposure hook did not tell the owner; the days stay untold and it runs again",
+                        metadata: ["outcome": "\(outcome)", "failures": "\(retry.failures)", "retryIn": "\(delay)"])
+                    retryTimer?.cancel()
+                    retryTimer = Task { [monotonic] in
+                        guard (try? await monotonic.sleep(for: delay)) != nil else { return }
+                        look.yield(.retry)
+                    }
                 }
+                retryTimer?.cancel()
                 group.cancelAll()
             }
         }
     }
 
     /// A look at each UTC midnight of the wall clock (a step is caught up by the next run's look).
-    private func midnights(_ look: AsyncStream<Void>.Continuation) async {
+    private func midnights(_ look: AsyncStream<Look>.Continuation) async {
         while !Task.isCancelled {
             let now = clock.now()
             let midnight = UTCDay(containing: now).advanced(by: 1).start
             let wait = Duration.milliseconds(max(1000, midnight.milliseconds - now.milliseconds + 1000))
             guard (try? await monotonic.sleep(for: wait)) != nil else { return }
-            look.yield()
+            look.yield(.change)
         }
     }
 
-    private func consider(_ trigger: inout HookTrigger) async {
-        guard clock.distrust == nil, await runner.isConfigured else { return }
+    /// Decides on the answer now; runs the hook when there is news its retry allows, and commits
+    /// the days as told only when it exited 0. The days and the run's outcome, or nil when
+    /// nothing was run.
+    private func consider(_ trigger: inout HookTrigger, retry: HookRetry) async -> ([UTCDay], ExposureHookRunner.HookOutcome)? {
+        guard clock.distrust == nil, await runner.isConfigured else { return nil }
         // Results lost to a damaged file are being matched again: an answer without the days the
         // owner was told of is not news, and the days told stay as they were (issue 40).
-        guard await !worker.resultsRebuilding else { return }
+        guard await !worker.resultsRebuilding else { return nil }
         let answer = await worker.exposureAnswer()
-        let before = trigger.told
-        let decided = trigger.consider(answer.days)
-        if trigger.told != before { save(trigger.told) }
-        guard let (event, newDays) = decided else { return }
+        guard let (event, newDays) = trigger.decide(answer.days) else {
+            if trigger.told != answer.days {
+                trigger.commit(answer.days)
+                save(trigger.told)
+            }
+            return nil
+        }
+        guard retry.allows(answer.days) else { return nil }
         logger.notice("exposure hook due", metadata: ["event": "\(event.rawValue)", "days": "\(answer.days.count)", "newDays": "\(newDays.count)"])
-        await runner.submit(Self.run(event: event, answer: answer, newDays: newDays, now: clock.now()))
+        let outcome = await runner.run(Self.run(event: event, answer: answer, newDays: newDays, now: clock.now()))
+        if outcome.told {
+            trigger.commit(answer.days)
+            save(trigger.told)
+        }
+        return (answer.days, outcome)
     }
 
     /// The variables and the JSON a run is told (docs/schemas/exposure-hook.schema.json).

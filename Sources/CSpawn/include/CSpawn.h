@@ -1,0 +1,14 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// posix_spawn's GNU extensions, which Swift's Glibc module does not declare (it is built without
+// _GNU_SOURCE). Only SystemCalls imports this target.
+#ifndef GAEND_CSPAWN_H
+#define GAEND_CSPAWN_H
+
+#include <spawn.h>
+
+// posix_spawn_file_actions_addclosefrom_np: close every descriptor from `from` up in the child.
+int cgaend_spawn_add_closefrom(posix_spawn_file_actions_t *actions, int from);
+// posix_spawn_file_actions_addchdir_np: the child's working directory.
+int cgaend_spawn_add_chdir(posix_spawn_file_actions_t *actions, const char *path);
+
+#endif
