@@ -82,6 +82,15 @@ package enum Manager1 {
         case clockTrusted = "ClockTrusted"
         case clockOffset = "ClockOffset"
 
+        /// The answer to "was I exposed?": health data, read only by root, gaend's user and the
+        /// owner's group (`owner-group`); GetAll leaves them out for anyone else (issue 40, item 14).
+        package var isPrivate: Bool {
+            switch self {
+            case .exposureDays, .lastExposureTime, .exposureClassification, .exposureClassificationName: true
+            default: false
+            }
+        }
+
         /// The D-Bus signature of its value: times are unix seconds (`t`), 0 meaning never.
         package var signature: String {
             switch self {

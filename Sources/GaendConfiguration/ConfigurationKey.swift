@@ -253,6 +253,17 @@ package struct ConfigurationKey: Sendable {
             ["\($0.exposureHookTimeoutSeconds)"]
         },
         ConfigurationKey(
+            "owner-group",
+            "The group whose members (beside root and gaend's user) may read the exposure answer over D-Bus: ExposureDays, LastExposureTime and the classification (default gaend, the D-Bus policy's group)."
+        ) { (configuration, value) throws(DaemonConfigurationError) in
+            guard !value.text.isEmpty, value.text.count <= 64, value.text.allSatisfy({ $0.isLetter || $0.isNumber || "_-.".contains($0) }) else {
+                throw value.fail("is not a group name")
+            }
+            configuration.ownerGroup = value.text
+        } show: {
+            [$0.ownerGroup]
+        },
+        ConfigurationKey(
             "indicator-led",
             "An LED of /sys/class/leds (ACT: the Pi's activity LED) that shows the beacon's state: a short blink every 3 s on the air, fast blinking while an exposure is in the last 14 days, a blink every 10 s waiting for the clock, off when not working."
         ) { (configuration, value) throws(DaemonConfigurationError) in

@@ -20,6 +20,9 @@ package struct DaemonConfiguration: Sendable {
     package var exposureHook: String?
     /// How long it may run before it is killed (`exposure-hook-timeout`).
     package var exposureHookTimeoutSeconds = 30
+    /// The group whose members read the exposure answer over D-Bus (`owner-group`): the D-Bus
+    /// policy's group.
+    package var ownerGroup = "gaend"
     /// The status LED (`indicator-led`): a name under /sys/class/leds.
     package var indicatorLED: String?
     package var servers = ServerSettings()

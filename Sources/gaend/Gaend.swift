@@ -171,7 +171,7 @@ struct Gaend: AsyncParsableCommand {
         var services: [any Service] = [
             ManagerService(
                 manager: manager, bus: configuration.bus, radioStatus: status, gate: gate, signals: signals, notifier: notifier,
-                logger: Logger(label: "gaend.dbus"))
+                logger: Logger(label: "gaend.dbus"), ownerGroup: configuration.ownerGroup)
         ]
         services.append(ClockService(board: clock, held: held, log: log))
         if let name = configuration.indicatorLED {

@@ -63,7 +63,9 @@ struct AuthorizationTests {
         let looked = try Self.asNobody(harness, ["status"])
         #expect(looked.status == 0, "\(looked.standardError)")
         #expect(looked.standardOutput.contains("\tStatus: paused"))
-        #expect(looked.standardOutput.contains("\tExposureDays: none in the last 14 days\n\tLastExposureTime: never\n"))
+        // But not whether the wearer was exposed (issue 40, item 14).
+        #expect(looked.standardOutput.contains("\tExposureDays: not shown to this user"), "\(looked.standardOutput)")
+        #expect(!looked.standardOutput.contains("LastExposureTime"))
         // No key server is configured: nothing was ever matched, and summaries are an empty list.
         #expect(try harness.ctl(["exposures", "--summaries", "--json"]).standardOutput == "[]\n")
         #expect(try harness.ctl(["exposures", "--summaries"]).standardOutput == "no daily summaries\n")
@@ -93,6 +95,74 @@ struct AuthorizationTests {
         #expect(impostor.status == 1)
         #expect(impostor.standardError.contains("not allowed to own org.gaend"))
         harness.stop()
+    }
+
+    /// A gaenctl run as `nobody` in the background, its output in a file, ended by its PID.
+    final class Watcher: @unchecked Sendable {
+        let process = Process()
+        let output: String
+
+        init(_ harness: ManagerHarness, group: String?, directory: TemporaryDirectory, name: String) throws {
+            output = directory.path + "/" + name
+            FileManager.default.createFile(atPath: output, contents: nil)
+            let gaenctl = try ToolRunner.productsDirectory().appendingPathComponent("gaenctl").path
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments =
+                ["--reuid=65534", "--regid=65534"] + (group.map { ["--groups=\($0)"] } ?? ["--clear-groups"])
+                + [gaenctl, "watch", "--json", "--bus", harness.bus.address]
+            process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+        }
+
+        var text: String { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
+
+        func stop() {
+            if process.isRunning {
+                kill(process.processIdentifier, SIGTERM)
+                process.waitUntilExit()
+            }
+        }
+    }
+
+    /// Issue 40, item 14: whether the wearer was exposed is health data. Under the shipped policy
+    /// another local user reads the radio's status but not ExposureDays, LastExposureTime or the
+    /// classification (GetAll leaves them out, Get is refused), and receives none of gaend's
+    /// signals; a member of the owner's group reads and receives both. Before, `nobody` read them
+    /// and PropertiesChanged carried them to any listener.
+    @Test func theExposureAnswerIsForRootAndTheOwnersGroupOnly() async throws {
+        let usersGroup = "100"
+        let bus = try Self.systemLikeBus(group: "users")
+        let harness = try ManagerHarness(bus: bus, ["--radio", "none", "--owner-group", "users"])
+        defer { harness.stop() }
+        let other = try Self.asNobody(harness, ["status"])
+        #expect(other.status == 0)
+        #expect(other.standardOutput.contains("\tStatus: paused"))
+        #expect(other.standardOutput.contains("ExposureDays: not shown to this user"), "\(other.standardOutput)")
+        let otherJSON = try Self.asNobody(harness, ["status", "--json"]).standardOutput
+        #expect(!otherJSON.contains("exposure_days") && !otherJSON.contains("last_exposure"), "\(otherJSON)")
+        for property in ["ExposureDays", "LastExposureTime", "ExposureClassification", "ExposureClassificationName"] {
+            let refused = try Self.asNobody(harness, ["get", property])
+            #expect(refused.status == 4, "\(property): \(refused.standardOutput)\(refused.standardError)")
+        }
+        #expect(try Self.asNobody(harness, ["get", "Status"]).standardOutput == "paused\n")
+        let member = try Self.asNobody(harness, group: usersGroup, ["status"])
+        #expect(member.standardOutput.contains("\tExposureDays: none in the last 14 days\n\tLastExposureTime: never\n"), "\(member.standardOutput)")
+        #expect(try Self.asNobody(harness, group: usersGroup, ["get", "ExposureDays"]).status == 0)
+
+        // Signals: the member's watcher sees a change; the other user's sees nothing of gaend.
+        let directory = try TemporaryDirectory()
+        _ = chmod(directory.path, 0o777)
+        let outsider = try Watcher(harness, group: nil, directory: directory, name: "outsider")
+        defer { outsider.stop() }
+        let owner = try Watcher(harness, group: usersGroup, directory: directory, name: "owner")
+        defer { owner.stop() }
+        try await eventually("both watching") { outsider.text.contains("watching") && owner.text.contains("watching") }
+        #expect(try harness.ctl(["enable"]).status == 0)
+        try await eventually("the owner's change") { owner.text.contains("PropertiesChanged") }
+        #expect(try harness.ctl(["disable"]).status == 0)
+        try await eventually("the owner's second change") { owner.text.components(separatedBy: "PropertiesChanged").count > 2 }
+        #expect(!outsider.text.contains("PropertiesChanged"), "\(outsider.text)")
     }
 
     @Test func keyReleaseAndResetAskPolkit() async throws {

@@ -40,9 +40,10 @@ extension DBusConnection {
         state.withLock { _ = $0.objects.managers.insert(path) }
     }
 
-    /// The interface's readable properties as `a{sv}`; a getter that fails leaves its property out.
+    /// The interface's properties anyone may read as `a{sv}`; a getter that fails leaves its
+    /// property out.
     static func properties(of interface: DBusInterface) async -> DBusValue {
-        await properties(interface.properties.filter { $0.access != .write })
+        await properties(interface.properties.filter { $0.access != .write && $0.readableBy == nil })
     }
 
     static func properties(_ properties: [DBusProperty]) async -> DBusValue {
@@ -63,12 +64,20 @@ extension DBusConnection {
             result = .success([.string(Introspection.xml(interfaces: interfaces, children: children))])
         case .getProperty(let property):
             result = await Self.invoke {
+                if let readableBy = property.readableBy, await !readableBy(call.sender ?? "") {
+                    throw DBusError(.accessDenied, "\(property.name) is not readable by this caller")
+                }
                 let value = try await property.get()
                 guard value.type == property.type else { throw DBusError(.failed, "\(property.name) produced a \(value.type)") }
                 return [.variant(value)]
             }
         case .getAll(let properties):
-            result = .success([await Self.properties(properties)])
+            var readable = [DBusProperty]()
+            for property in properties {
+                if let readableBy = property.readableBy, await !readableBy(call.sender ?? "") { continue }
+                readable.append(property)
+            }
+            result = .success([await Self.properties(readable)])
         case .setProperty(let property, let interface, let value):
             result = await Self.invoke {
                 try await property.set!(value)

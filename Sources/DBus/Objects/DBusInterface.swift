@@ -77,15 +77,20 @@ package struct DBusProperty: Sendable {
     package var emitsChanged: Bool
     package var get: @Sendable () async throws -> DBusValue
     package var set: (@Sendable (DBusValue) async throws -> Void)?
+    /// Who may read it, by the caller's bus name; nil: anyone the bus lets call. Get answers
+    /// others AccessDenied, GetAll leaves it out for them, and it is never in GetManagedObjects
+    /// or InterfacesAdded.
+    package var readableBy: (@Sendable (String) async -> Bool)?
 
     package init(
-        _ name: String, _ type: DBusType, emitsChanged: Bool = true, get: @escaping @Sendable () async throws -> DBusValue,
-        set: (@Sendable (DBusValue) async throws -> Void)? = nil
+        _ name: String, _ type: DBusType, emitsChanged: Bool = true, readableBy: (@Sendable (String) async -> Bool)? = nil,
+        get: @escaping @Sendable () async throws -> DBusValue, set: (@Sendable (DBusValue) async throws -> Void)? = nil
     ) {
         self.name = name
         self.type = type
         self.access = set == nil ? .read : .readwrite
         self.emitsChanged = emitsChanged
+        self.readableBy = readableBy
         self.get = get
         self.set = set
     }

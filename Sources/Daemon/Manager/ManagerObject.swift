@@ -14,6 +14,7 @@ package struct ManagerObject: Sendable {
     let manager: Manager
     let bus: DBusConnection
     let authorizer: Authorizer
+    let readers: PrivateReaders
     /// Asks the property publisher to look for changes now.
     let changed: @Sendable () -> Void
     /// The audit trail: one notice line per call that releases keys, shares, resets, enables or
@@ -21,10 +22,12 @@ package struct ManagerObject: Sendable {
     let audit: Logger
 
     package init(
-        manager: Manager, bus: DBusConnection, changed: @escaping @Sendable () -> Void, audit: Logger = Logger(label: "gaend.audit")
+        manager: Manager, bus: DBusConnection, readers: PrivateReaders, changed: @escaping @Sendable () -> Void,
+        audit: Logger = Logger(label: "gaend.audit")
     ) {
         self.manager = manager
         self.bus = bus
+        self.readers = readers
         self.authorizer = Authorizer(bus: bus)
         self.changed = changed
         self.audit = audit
@@ -65,6 +68,8 @@ package struct ManagerObject: Sendable {
     package var table: DBusInterface {
         let manager = manager
         let authorizer = authorizer
+        let readers = readers
+        let privateReader: @Sendable (String) async -> Bool = { await readers.allows($0) }
         let bus = bus
         return DBusInterface(
             name: Manager1.interface,
@@ -186,7 +191,9 @@ package struct ManagerObject: Sendable {
                 },
             ],
             properties: Manager1.Property.allCases.map { property in
-                DBusProperty(property.rawValue, Self.type(of: property)) { Self.value(await manager.properties()[property], of: property) }
+                DBusProperty(property.rawValue, Self.type(of: property), readableBy: property.isPrivate ? privateReader : nil) {
+                    Self.value(await manager.properties()[property], of: property)
+                }
             },
             signals: [
                 DBusSignal(Manager1.Signal.exposureDetected.rawValue, [.init("detectionTime", .uint64), .init("daysWithExposure", .uint32)]),

@@ -25,13 +25,16 @@ package struct ManagerService: Service {
     let signals: DetectionSignals
     let notifier: SystemdNotifier
     let logger: Logger
+    /// The group whose members, beside root and gaend's user, read the exposure answer.
+    let ownerGroup: String
     /// Where the wait for a change by time alone passes (the continuous clock; a test's clock).
     let ticks: any Clock<Duration>
 
     package init(
         manager: Manager, bus: Bus, radioStatus: RadioStatusBoard, gate: EnablementGate, signals: DetectionSignals, notifier: SystemdNotifier,
-        logger: Logger, ticks: any Clock<Duration> = ContinuousClock()
+        logger: Logger, ownerGroup: String = "gaend", ticks: any Clock<Duration> = ContinuousClock()
     ) {
+        self.ownerGroup = ownerGroup
         self.ticks = ticks
         self.manager = manager
         self.bus = bus
@@ -55,7 +58,12 @@ package struct ManagerService: Service {
         }
         defer { connection.close() }
         let (triggers, trigger) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let object = ManagerObject(manager: manager, bus: connection, changed: { trigger.yield() })
+        let group = PrivateReaders.gid(of: ownerGroup)
+        if group == nil {
+            logger.warning(
+                "owner-group does not exist: only root and gaend's user read the exposure answer over D-Bus", metadata: ["group": "\(ownerGroup)"])
+        }
+        let object = ManagerObject(manager: manager, bus: connection, readers: PrivateReaders(bus: connection, group: group), changed: { trigger.yield() })
         try await connection.export(Manager1.objectPath, interfaces: [object.table])
         do {
             switch try await connection.requestName(Manager1.busName) {

@@ -32,6 +32,10 @@ struct StatusCommand: AsyncParsableCommand {
             return
         }
         print("gaend on \(client.busName) (\(Manager1.busName) \(Manager1.objectPath))")
+        if properties[Manager1.Property.exposureDays.rawValue] == nil {
+            // gaend shows the exposure answer only to root, its own user and the owner's group.
+            print("\tExposureDays: not shown to this user (root and the gaend group only)")
+        }
         for property in Self.order {
             guard let value = properties[property.rawValue] else { continue }
             // Advertising details mean nothing while it is off: one line says so.
@@ -106,6 +110,10 @@ struct GetCommand: AsyncParsableCommand {
         guard let property = Self.property(named: property) else { return }
         let client = try await options.connect()
         guard let value = try await client.properties()[property.rawValue] else {
+            if property.isPrivate {
+                throw OperationError(
+                    "not authorized: gaend shows \(property.rawValue) only to root, its own user and the owner's group", exitCode: .notAuthorized)
+            }
             throw OperationError("gaend did not report \(property.rawValue)")
         }
         print(options.json ? Output.json(JSONShape.properties([property.rawValue: value])) : StatusCommand.text(value, of: property))
