@@ -45,6 +45,8 @@ let package = Package(
         // glibc's allocator options (mallopt's macros), which Swift's Glibc module leaves out.
         .systemLibrary(name: "CMalloc"),
         .target(name: "CSpawn"),
+        // libcurl's easy interface behind typed functions (its setopt is variadic), for CurlTransport.
+        .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
         // What Swift cannot import from those headers: function-like macros and typed constants.
         .target(name: "CGaendShims", dependencies: ["COpenSSL", "CDBus", "CBlueZ"]),
 
@@ -82,7 +84,7 @@ let package = Package(
         .target(
             name: "KeyFiles",
             dependencies: [
-                "ENCore", "ENCrypto", "Storage", "CInflate",
+                "ENCore", "ENCrypto", "Storage", "CInflate", "CCurl",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .product(name: "Logging", package: "swift-log"),

@@ -5,6 +5,7 @@
 It serves the routes the test configures (POST /_control/routes with {path: spec}) and records every
 other request (GET /_requests). A spec may ask for a status, a body, headers, a delay before
 answering, a body cut short (Content-Length larger than what is sent), a body repeated N times,
+a body trickled a byte every `trickle` seconds (chunked, so the client cannot know its end),
 503 for the first N requests, or to be held until the test releases the path (POST
 /_control/release with {"path": path}): a client is then mid-request for exactly as long as the
 test wants, whatever the machine's speed. Prints "port N" on its first line; runs until killed.
@@ -80,6 +81,20 @@ class Handler(BaseHTTPRequestHandler):
         time.sleep(spec.get("delay", 0))
         payload = base64.b64decode(spec["body_b64"]) if "body_b64" in spec else spec.get("body", "").encode()
         payload = payload * spec.get("repeat_body", 1)
+        if spec.get("trickle"):
+            self.send_response(spec.get("status", 200))
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            try:
+                for index in range(len(payload)):
+                    self.wfile.write(b"1\r\n" + payload[index:index + 1] + b"\r\n")
+                    self.wfile.flush()
+                    time.sleep(spec["trickle"])
+                self.wfile.write(b"0\r\n\r\n")
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            self.close_connection = True
+            return
         if spec.get("truncate"):
             self._send(spec.get("status", 200), payload[: len(payload) // 2], spec.get("headers"), declared=len(payload))
             self.close_connection = True

@@ -16,7 +16,7 @@ package import GaendConfiguration
 /// status said "no exposure" beside a stored one).
 package enum DetectionSetup {
     package static func worker(
-        _ configuration: DaemonConfiguration, dataDirectory: DataDirectory, clock: any WallClock, transport: any HTTPTransport = URLSessionTransport(),
+        _ configuration: DaemonConfiguration, dataDirectory: DataDirectory, clock: any WallClock, transport: any HTTPTransport = CurlTransport(),
         observer: DetectionSignals, logger: Logger
     ) throws(DaemonConfigurationError) -> DetectionWorker {
         let servers = configuration.servers
@@ -43,9 +43,10 @@ package enum DetectionSetup {
         }
         var settings = DetectionWorker.Settings()
         settings.interval = .seconds(servers.detectionIntervalHours * 3600)
-        let downloader = KeyFileDownloader(
+        var downloader = KeyFileDownloader(
             indexURL: indexURL, baseURL: servers.exportBaseURL, transport: transport, store: ProcessedFilesStore(dataDirectory: dataDirectory),
             clock: clock)
+        downloader.timeout = .seconds(servers.downloadTimeoutSeconds)
         return DetectionWorker(
             dataDirectory: dataDirectory, downloader: downloader, policy: SignaturePolicy(trustedKeys: trusted),
             defaultConfiguration: exposureConfiguration, clock: clock, observer: observer, settings: settings,

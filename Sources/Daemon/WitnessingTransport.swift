@@ -10,9 +10,9 @@ package struct WitnessingTransport: HTTPTransport {
     let inner: any HTTPTransport
     let board: ClockTrustBoard
 
-    /// Over URLSession, as gaend downloads.
+    /// Over libcurl, as gaend downloads.
     package init(board: ClockTrustBoard) {
-        self.init(URLSessionTransport(), board: board)
+        self.init(CurlTransport(), board: board)
     }
 
     package init(_ inner: any HTTPTransport, board: ClockTrustBoard) {

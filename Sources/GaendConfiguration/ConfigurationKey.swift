@@ -237,6 +237,15 @@ package struct ConfigurationKey: Sendable {
             ["\($0.servers.detectionIntervalHours)"]
         },
         ConfigurationKey(
+            "download-timeout",
+            "Seconds one request to the key server may take, whole, before it is given up and tried again (default 60): a server that trickles its answer does not reset it."
+        ) { (configuration, value) throws(DaemonConfigurationError) in
+            guard let seconds = Int(value.text), (1...600).contains(seconds) else { throw value.fail("is not a number of seconds in 1...600") }
+            configuration.servers.downloadTimeoutSeconds = seconds
+        } show: {
+            ["\($0.servers.downloadTimeoutSeconds)"]
+        },
+        ConfigurationKey(
             "exposure-hook",
             "A program (absolute path) run, without a shell and with only GAEND_* variables, when a detection adds an exposure day and when the last one ages out of the 14 days; the answer as JSON on its standard input."
         ) { (configuration, value) throws(DaemonConfigurationError) in

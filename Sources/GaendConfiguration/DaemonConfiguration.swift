@@ -43,6 +43,8 @@ package struct DaemonConfiguration: Sendable {
         /// A file path, or an http(s) URL the health authority serves it from.
         package var exposureConfiguration: String?
         package var detectionIntervalHours = 4
+        /// How long one request to the key server may take, whole (`download-timeout`).
+        package var downloadTimeoutSeconds = 60
         package var verificationURL: String?
         package var verificationAPIKey = ""
         package var publishURL: String?

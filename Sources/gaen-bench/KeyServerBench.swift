@@ -54,7 +54,7 @@ struct KeyServerBench: AsyncParsableCommand {
                 + "client: \(concurrency) requests in flight, a new connection each")
 
         // Codes, tokens and certificates: the verification flow, measured on the way.
-        let transport = URLSessionTransport()
+        let transport = CurlTransport()
         let prepared = try await Self.timed(
             "verification (code, verify, certificate)", count: publishes, concurrency: concurrency, limit: limit, server: process.processIdentifier
         ) {
@@ -131,7 +131,7 @@ struct KeyServerBench: AsyncParsableCommand {
         return Upload(keys: keys, certificate: certificate, secret: secret)
     }
 
-    static func download(_ url: String, transport: URLSessionTransport) async throws -> Int {
+    static func download(_ url: String, transport: CurlTransport) async throws -> Int {
         let response = try await transport.send(HTTPRequest(url: url, maximumResponseBytes: 64 << 20))
         guard response.status == 200 else { throw ValidationError("\(url): HTTP \(response.status)") }
         return response.body.count

@@ -89,7 +89,7 @@ struct WearerFixture {
     /// A worker over the directory, as a (re)started daemon would make it.
     func worker(configuration: ExposureConfiguration = Self.configuration, timer: any Clock<Duration> = TestClock()) throws -> DetectionWorker {
         var downloader = KeyFileDownloader(
-            indexURL: server.baseURL + "/index.txt", baseURL: server.baseURL, transport: URLSessionTransport(),
+            indexURL: server.baseURL + "/index.txt", baseURL: server.baseURL, transport: CurlTransport(),
             store: ProcessedFilesStore(dataDirectory: data), clock: clock, retryClock: RecordingClock())
         downloader.attempts = 1
         return DetectionWorker(

@@ -79,7 +79,7 @@ final class RecordingObserver: DetectionObserver {
     }
 
     func worker(
-        transport: any HTTPTransport = URLSessionTransport(), timer: any Clock<Duration> = TestClock(),
+        transport: any HTTPTransport = CurlTransport(), timer: any Clock<Duration> = TestClock(),
         deadline: any Clock<Duration> = TestClock(), observer: RecordingObserver? = nil,
         settings: DetectionWorker.Settings = DetectionWorker.Settings(), configurationURL: String? = nil
     ) throws -> DetectionWorker {

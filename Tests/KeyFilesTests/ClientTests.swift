@@ -27,7 +27,7 @@ import Testing
         let data = DataDirectory(path: directory.path)
         var downloader = KeyFileDownloader(
             indexURL: server.baseURL + "/exposureKeyExport-US/index.txt", baseURL: server.baseURL,
-            transport: URLSessionTransport(), store: ProcessedFilesStore(dataDirectory: data), clock: ManualClock(.vectorDay),
+            transport: CurlTransport(), store: ProcessedFilesStore(dataDirectory: data), clock: ManualClock(.vectorDay),
             retryClock: sleeper)
         downloader.attempts = attempts
         downloader.timeout = timeout
@@ -174,7 +174,7 @@ import Testing
     func client() -> VerificationClient {
         VerificationClient(
             verifyURL: server.baseURL + "/api/verify", certificateURL: server.baseURL + "/api/certificate", apiKey: "device-key",
-            transport: URLSessionTransport())
+            transport: CurlTransport())
     }
 
     @Test func aCodeBecomesATokenAndTheTokenACertificate() async throws {
@@ -218,7 +218,7 @@ import Testing
 
     @Test func publishSendsTheReferenceFieldsAndKeepsTheRevisionToken() async throws {
         try await server.set(["/v1/publish": .json(#"{"revisionToken":"REV-1","insertedExposures":2}"#)])
-        let publisher = PublishClient(publishURL: server.baseURL + "/v1/publish", healthAuthorityID: "org.example.ha", transport: URLSessionTransport())
+        let publisher = PublishClient(publishURL: server.baseURL + "/v1/publish", healthAuthorityID: "org.example.ha", transport: CurlTransport())
         let keys = [
             Self.key("z2Cx9hdz2SlxZ8GEgqTYpA==", start: 2_700_000, period: 144, risk: 0),
             Self.key("dPCphLzfG4uzXneNimkPRQ==", start: 2_700_144, period: 70, risk: 0),
@@ -250,7 +250,7 @@ import Testing
 
     @Test func publishErrorsAndChaff() async throws {
         try await server.set(["/v1/publish": .json(#"{"error":"revision token is invalid","code":"invalid_revision_token"}"#, status: 400)])
-        let publisher = PublishClient(publishURL: server.baseURL + "/v1/publish", healthAuthorityID: "ha", transport: URLSessionTransport())
+        let publisher = PublishClient(publishURL: server.baseURL + "/v1/publish", healthAuthorityID: "ha", transport: CurlTransport())
         let error = await #expect(throws: ClientError.self) {
             try await publisher.publish(keys: [], certificate: "C", hmacSecret: [1], revisionToken: "old")
         }

@@ -17,7 +17,7 @@ import GaendConfiguration
         "calibration-confidence": ("high", "higher"), "bus": ("session", "ftp:x"), "enable": ("yes", "maybe"), "region": ("CH", "C H"),
         "test-mode": ("0", "2"), "log-level": ("debug", "verbose"), "clock": ("system", "ntp"),
         "exposure-hook": ("/usr/local/libexec/gaend/mail", "hook.sh"), "exposure-hook-timeout": ("30", "0"), "indicator-led": ("ACT", "leds/ACT"),
-        "owner-group": ("gaend", "the group"),
+        "owner-group": ("gaend", "the group"), "download-timeout": ("60", "0"),
         "index-url": ("https://k.example/index.txt", "ftp://k"),
         "export-base-url": ("https://k.example/", "k.example"),
         "export-key": ("310:v1:/etc/k.pem", "310:v1"), "exposure-configuration": ("/etc/c.json", "c.json"), "detection-interval": ("6", "25"),

@@ -27,7 +27,7 @@ struct ExposureHookAgeingTests {
         defer { withExtendedLifetime(planted) {} }
         let wall = ManualClock(day.advanced(by: 2).start.adding(seconds: 12 * 3600))
         var downloader = KeyFileDownloader(
-            indexURL: planted.server.baseURL + "/index.txt", baseURL: nil, transport: URLSessionTransport(),
+            indexURL: planted.server.baseURL + "/index.txt", baseURL: nil, transport: CurlTransport(),
             store: ProcessedFilesStore(dataDirectory: data), clock: wall, retryClock: RecordingClock())
         downloader.attempts = 1
         var v2 = V2Configuration()

@@ -13,7 +13,7 @@ final class KeyServerProcess {
     let files: TemporaryDirectory
     let process: Process
     let port: Int
-    let transport = URLSessionTransport()
+    let transport = CurlTransport()
 
     var base: String { "http://127.0.0.1:\(port)" }
     /// Its data directory (the SQLite files and the exports).

@@ -31,7 +31,7 @@ struct KeyServerSecretsTests {
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
         #expect(port > 0)
         let base = "http://127.0.0.1:\(port)"
-        let transport = URLSessionTransport()
+        let transport = CurlTransport()
         func post(_ path: String, key: String, _ body: String) async throws -> Int {
             try await transport.send(
                 HTTPRequest(method: "POST", url: base + path, headers: [("X-API-Key", key)], body: Array(body.utf8), maximumResponseBytes: 4096)

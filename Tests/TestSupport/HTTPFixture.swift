@@ -50,11 +50,14 @@ package final class HTTPFixture: @unchecked Sendable {
         package var failTimes = 0
         /// Requests wait for `release(_:)` (at most 120 s) before they are answered.
         package var held = false
+        /// The body sent a byte every this many seconds (chunked); 0: at once.
+        package var trickleSeconds = 0.0
 
         package init(
             status: Int = 200, body: [UInt8] = [], headers: [String: String] = [:], delaySeconds: Double = 0, truncate: Bool = false,
-            repeatBody: Int = 1, failTimes: Int = 0, held: Bool = false
+            repeatBody: Int = 1, failTimes: Int = 0, held: Bool = false, trickleSeconds: Double = 0
         ) {
+            self.trickleSeconds = trickleSeconds
             self.status = status
             self.body = body
             self.headers = headers
@@ -81,7 +84,7 @@ package final class HTTPFixture: @unchecked Sendable {
             object[path] = [
                 "status": route.status, "body_b64": Data(route.body).base64EncodedString(), "headers": route.headers,
                 "delay": route.delaySeconds, "truncate": route.truncate, "repeat_body": route.repeatBody, "fail_times": route.failTimes,
-                "held": route.held,
+                "held": route.held, "trickle": route.trickleSeconds,
             ]
         }
         _ = try await call("/_control/routes", body: try JSONSerialization.data(withJSONObject: object))

@@ -75,7 +75,7 @@ package actor Manager {
 
     package init(
         dataDirectory: DataDirectory, keys: KeySchedule, log: ContactLogWriter, worker: DetectionWorker?, radioStatus: RadioStatusBoard,
-        gate: EnablementGate, settings: Settings, clock: any WallClock, transport: any HTTPTransport = URLSessionTransport(),
+        gate: EnablementGate, settings: Settings, clock: any WallClock, transport: any HTTPTransport = CurlTransport(),
         onAir: OnAirBoard = OnAirBoard(), clockTrust: ClockTrustBoard? = nil, logger: Logger = Logger(label: "gaend.manager")
     ) throws(ManagerError) {
         self.onAir = onAir

@@ -72,7 +72,7 @@ package enum HTTPError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 }
 
-/// Sends HTTP requests. Production uses `URLSessionTransport`; every client takes one, so tests can
+/// Sends HTTP requests. Production uses `CurlTransport`; every client takes one, so tests can
 /// point them at a real server on loopback.
 package protocol HTTPTransport: Sendable {
     func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse
