@@ -30,8 +30,9 @@ struct LocalUserTests {
         _ = try await schedule.currentKey()
         let harness = try ManagerHarness(bus: bus, directory: directory, ["--radio", "none", "--enable", "true"])
         let output = harness.directory.path + "/nobody-watch.out"
-        // A plain signal receiver of another uid.
-        let watcher = try ManagerDaemonTests.startWatch(harness, output: output, count: nil, user: ["--reuid=65534", "--regid=65534", "--clear-groups"])
+        // A signal receiver of another uid in the owner's group (others receive no signal of
+        // gaend's at all under the shipped policy): it sees the broadcasts, never another's keys.
+        let watcher = try ManagerDaemonTests.startWatch(harness, output: output, count: nil, user: ["--reuid=65534", "--regid=65534", "--groups=100"])
         defer { if watcher.isRunning { kill(watcher.processIdentifier, SIGKILL) } }
 
         #expect(try harness.ctl(["preauthorize"]).status == 0)
