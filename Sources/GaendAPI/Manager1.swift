@@ -67,6 +67,7 @@ package enum Manager1 {
         case nextRotation = "NextRotation"
         case lastScanTime = "LastScanTime"
         case sightingsToday = "SightingsToday"
+        case heldSightings = "HeldSightings"
         case lastDetectionTime = "LastDetectionTime"
         case lastDetectionError = "LastDetectionError"
         case detectionsRemaining = "DetectionsRemaining"
@@ -100,7 +101,7 @@ package enum Manager1 {
             case .enabled, .advertising, .clockTrusted: "b"
             case .clockOffset: "x"
             case .lastScanTime, .advertisingSince, .nextRotation, .lastDetectionTime, .nextDetectionTime, .lastDownloadTime, .lastExposureTime: "t"
-            case .sightingsToday, .detectionsRemaining, .rpiInterval, .exposureClassification: "u"
+            case .sightingsToday, .heldSightings, .detectionsRemaining, .rpiInterval, .exposureClassification: "u"
             case .exposureDays: "as"
             }
         }

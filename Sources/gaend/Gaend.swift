@@ -158,7 +158,7 @@ struct Gaend: AsyncParsableCommand {
             manager = try Manager(
                 dataDirectory: data, keys: keys, log: log, worker: worker, radioStatus: status, gate: gate,
                 settings: Self.managerSettings(started: configuration, reloaded: configuration, file: configurationFile), clock: clock,
-                transport: transport, onAir: onAir, clockTrust: clock)
+                transport: transport, onAir: onAir, clockTrust: clock, held: held)
             if configuration.enable { try await manager.enableFromConfiguration() }
         } catch {
             logger.critical("cannot read the owner's settings", metadata: ["error": "\(error)"])

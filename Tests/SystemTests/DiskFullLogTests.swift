@@ -109,3 +109,47 @@ struct DiskFullLogTests {
         print("disk full on a 1 MB tmpfs (\(filled) bytes of filler): \(after.aggregates) aggregates verified on the grid after space returned")
     }
 }
+
+/// Issue 40, item 16 (disk-full warnings), on the release gaend with its data directory on a full
+/// 1 MB tmpfs: `detect`, `test-result add` and `disable` fail, and each says why at warning level
+/// or above in the journal; the failed detection is in LastDetectionError. Before, the journal had
+/// nothing at warning level and LastDetectionError stayed empty.
+@Suite(.ownThreads, .timeLimit(.minutes(2)))
+struct DiskFullActionsTests {
+    @Test func actionsOnAFullDiskSayWhy() async throws {
+        let directory = try TemporaryDirectory()
+        guard let disk = SmallFileSystem(at: directory.path + "/small", bytes: 1 << 20) else {
+            print("skipped: a tmpfs cannot be mounted here (needs root)")
+            return
+        }
+        defer { disk.unmount() }
+        let data = DataDirectory(path: disk.path + "/data")
+        let day = UTCDay(containing: SystemWallClock().now()).advanced(by: -2)
+        let pem = directory.path + "/export.pem"
+        let planted = try await PlantedExposure(data: data, pemPath: pem, tek: Bytes16(words: (0xA1A2, 0xA3A4)), day: day)
+        defer { withExtendedLifetime(planted) {} }
+        let harness = try ManagerHarness(
+            directory: directory,
+            [
+                "--data-dir", data.path, "--radio", "none", "--index-url", planted.server.baseURL + "/index.txt", "--export-key", "310:v1:\(pem)",
+                "--enable", "true",
+            ])
+        defer { _ = harness.stop() }
+        _ = disk.fill("filler")
+        let today = "\(UTCDay(containing: SystemWallClock().now()))"
+
+        let detect = try harness.ctl(["detect"])
+        #expect(detect.status != 0, "\(detect.standardOutput)")
+        let error = try harness.status()["last_detection_error"] as? String ?? ""
+        #expect(error.contains("No space left on device"), "\(error)")
+        let added = try harness.ctl(["test-result", "add", "--date", today, "--type", "confirmed"])
+        #expect(added.status != 0)
+        let disabled = try harness.ctl(["disable"])
+        #expect(disabled.status != 0)
+        #expect(harness.stop() == .success)
+        let loud = harness.stderr.split(separator: "\n").filter { $0.contains(" warning ") || $0.contains(" error ") || $0.contains(" critical ") }
+        #expect(loud.contains { $0.contains("exposure detection failed") && $0.contains("No space left on device") }, "\(harness.stderr)")
+        #expect(loud.contains { $0.contains("AddTestResult failed") && $0.contains("No space left on device") }, "\(harness.stderr)")
+        #expect(loud.contains { $0.contains("SetEnabled failed") && $0.contains("No space left on device") }, "\(harness.stderr)")
+    }
+}

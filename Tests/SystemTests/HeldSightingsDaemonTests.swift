@@ -54,4 +54,28 @@ struct HeldSightingsDaemonTests {
         let days = stats?["days"] as? [[String: Any]] ?? []
         #expect(days.reduce(0) { $0 + ($1["aggregates"] as? Int ?? 0) } == 3, "\(run.standardOutput)")
     }
+
+    /// Issue 40, item 16 (held sightings shown): on an untrusted clock (this machine's kernel
+    /// clock is unsynchronized, so `--clock synchronized` does not trust it) status and `heard`
+    /// show the sightings held. Before, both said 0 while thousands were held.
+    @Test func heldSightingsAreShownWhileTheClockIsNotTrusted() async throws {
+        let boot = try #require(KernelClock.bootID(), "this machine has no boot id")
+        let directory = try TemporaryDirectory()
+        let data = DataDirectory(path: directory.path + "/data")
+        _ = try data.prepare()
+        let now = UnixTime(milliseconds: KernelClock.bootMilliseconds())
+        let entries = [Self.entry(at: now.adding(seconds: -120), aggregates: 1500), Self.entry(at: now.adding(seconds: -60), aggregates: 1500)]
+        try AtomicFile.write(HeldFormat.header(bootID: boot) + entries.flatMap(HeldFormat.encode), to: data.path(of: HeldSightings.fileName))
+        let harness = try ManagerHarness(directory: directory, ["--radio", "none", "--clock", "synchronized"])
+        defer { _ = harness.stop() }
+        guard try harness.status()["clock_trusted"] as? Bool == false else {
+            print("skipped: this machine's kernel clock is synchronized, so the clock is trusted and nothing stays held")
+            return
+        }
+        #expect(try harness.status()["held_sightings"] as? Int == 3000)
+        #expect(try harness.ctl(["status"]).standardOutput.contains("\tHeldSightings: 3000\n"))
+        let heard = try harness.ctl(["heard"]).standardOutput
+        #expect(heard.contains("3000 more sightings held"), "\(heard)")
+        #expect(harness.stop() == .success)
+    }
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
+package import Conditions
 import ENCore
 package import Logging
 package import Storage
@@ -28,7 +29,9 @@ package actor HeldSightings {
     package nonisolated let path: String
     private let bootID: String?
     private let logger: Logger
-    private var entries: [HeldFormat.Entry]
+    private var entries: [HeldFormat.Entry] { didSet { changes.signal() } }
+    /// Signalled when what is held may have changed (status shows it: HeldSightings).
+    package nonisolated let changes = Changes()
     /// The aggregates of `entries`.
     private var heldAggregates = 0
     private var file: AppendOnlyFile?

@@ -47,6 +47,9 @@ package struct HeardSummary: Sendable, Equatable {
     package var rssi: [RSSIBucket]
     /// Sightings without a valid RSSI (every report said 127, "not available").
     package var rssiUnknown = 0
+    /// Sightings heard on an untrusted clock and held until it is trusted: not in the log yet,
+    /// so in none of the counts above (the daemon sets it; issue 40).
+    package var held = 0
 
     /// Reads the log's records from `since` (moved up to 14 days before `until` at most) to
     /// `until`. Damaged records are skipped, as detection skips them.
@@ -132,7 +135,7 @@ package struct HeardSummary: Sendable, Equatable {
                             ])
                         })
                 ),
-                ("rssi_unknown", .int(Int64(rssiUnknown))),
+                ("rssi_unknown", .int(Int64(rssiUnknown))), ("held_sightings", .int(Int64(held))),
             ])
     }
 }

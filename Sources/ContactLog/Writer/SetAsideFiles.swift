@@ -98,7 +98,7 @@ enum SetAsideFiles {
     }
 
     /// Copies the segment of `day` at `path`, byte for byte, to a new damaged-copy file, streaming it
-    /// in `copyChunkSize` chunks. The copy is written to a temporary name, synced, and renamed into
+    /// in `copyChunkSize` chunks; a chunk of zeros is left a hole in the copy. The copy is written to a temporary name, synced, and renamed into
     /// place with its directory synced, so a copy that exists is whole.
     ///
     /// - Parameter size: the segment's size when it was scanned; a copy of any other size is an error.
@@ -116,7 +116,14 @@ enum SetAsideFiles {
             while true {
                 let count = try source.read(into: buffer, at: copied)
                 if count == 0 { break }
-                try target.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
+                if chunk.allSatisfy({ $0 == 0 }) {
+                    // Zeros become a hole (the file extended, nothing written), as `cp --sparse`
+                    // does: a sparse 300 MB tail was copied as 300 MB of real disk (issue 40).
+                    try target.truncate(to: copied + Int64(count))
+                } else {
+                    try target.append(chunk)
+                }
                 copied += Int64(count)
             }
             guard copied == size else {

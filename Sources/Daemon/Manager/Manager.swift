@@ -61,6 +61,8 @@ package actor Manager {
     let dataDirectory: DataDirectory
     let keys: KeySchedule
     let log: ContactLogWriter
+    /// Sightings heard on an untrusted clock, waiting for it (nil in tests without them).
+    let held: HeldSightings?
     let worker: DetectionWorker?
     let radioStatus: RadioStatusBoard
     let onAir: OnAirBoard
@@ -76,8 +78,10 @@ package actor Manager {
     package init(
         dataDirectory: DataDirectory, keys: KeySchedule, log: ContactLogWriter, worker: DetectionWorker?, radioStatus: RadioStatusBoard,
         gate: EnablementGate, settings: Settings, clock: any WallClock, transport: any HTTPTransport = CurlTransport(),
-        onAir: OnAirBoard = OnAirBoard(), clockTrust: ClockTrustBoard? = nil, logger: Logger = Logger(label: "gaend.manager")
+        onAir: OnAirBoard = OnAirBoard(), clockTrust: ClockTrustBoard? = nil, held: HeldSightings? = nil,
+        logger: Logger = Logger(label: "gaend.manager")
     ) throws(ManagerError) {
+        self.held = held
         self.onAir = onAir
         self.clockTrust = clockTrust
         self.dataDirectory = dataDirectory
@@ -106,6 +110,7 @@ package actor Manager {
     /// method calls announce their own changes.)
     package nonisolated var changeSources: [Changes] {
         [log.changes, onAir.changes] + (worker.map { [$0.changes] } ?? []) + (clockTrust.map { [$0.changes] } ?? [])
+            + (held.map { [$0.changes] } ?? [])
     }
 
     /// Refuses what would keep, release or broadcast something on a clock that cannot be trusted.
@@ -244,7 +249,9 @@ package actor Manager {
         let now = clock.now()
         let start = UnixTime(exactlySeconds: since).map { min($0, now) } ?? now
         do {
-            return try HeardSummary(reader: ContactLogReader(dataDirectory: dataDirectory), since: start, until: now).json.serialized()
+            var summary = try HeardSummary(reader: ContactLogReader(dataDirectory: dataDirectory), since: start, until: now)
+            summary.held = await held?.count.aggregates ?? 0
+            return summary.json.serialized()
         } catch {
             throw .internal("the contact log could not be read: \(error)")
         }
@@ -329,6 +336,7 @@ package actor Manager {
             .advertisingSince: .time(beacon?.since), .address: .string(beacon?.address?.description ?? ""),
             .rpiInterval: .count(Int(beacon?.interval.rawValue ?? 0)), .nextRotation: .time(beacon?.nextRotation),
             .lastScanTime: .time(logState.lastWindowEnd), .sightingsToday: .count(logState.aggregatesToday),
+            .heldSightings: .count(await held?.count.aggregates ?? 0),
             .lastDetectionTime: .time(state?.lastDetection), .lastDetectionError: .string(state?.lastError ?? ""),
             .detectionsRemaining: .count(await worker?.remainingRuns() ?? 0), .nextDetectionTime: .time(await worker?.nextDetection()),
             .keyServer: .string(settings.keyServer), .lastDownloadTime: .time(state?.lastDownload),

@@ -20,6 +20,9 @@ package struct ManagerObject: Sendable {
     /// The audit trail: one notice line per call that releases keys, shares, resets, enables or
     /// disables, or records a test result, with the caller's uid as the bus knows it.
     let audit: Logger
+    /// Calls that failed for gaend's own reasons (a full disk, an unreadable file): at warning,
+    /// so that `journalctl -p warning` shows why an action did nothing (issue 40).
+    let logger = Logger(label: "gaend.dbus")
 
     package init(
         manager: Manager, bus: DBusConnection, readers: PrivateReaders, changed: @escaping @Sendable () -> Void,
@@ -54,6 +57,9 @@ package struct ManagerObject: Sendable {
             return result
         } catch {
             if let action { await record(action, call, outcome: error.dbusError.name.rawValue, keys: nil) }
+            if case .internal(let message) = error {
+                logger.warning("\(call.message.member ?? "a call") failed", metadata: ["error": "\(message)", "sender": "\(call.sender)"])
+            }
             throw error.dbusError
         }
     }

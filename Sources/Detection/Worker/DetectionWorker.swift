@@ -174,7 +174,14 @@ package actor DetectionWorker {
         }
         let configuration = configuration ?? defaultConfiguration
         let limit = configuration.isV1Only ? settings.runsPerDayV1 : settings.runsPerDayV2
-        let reservation = try budget.reserve(now: clock.now(), limit: limit)
+        let reservation: UnixTime
+        do {
+            reservation = try budget.reserve(now: clock.now(), limit: limit)
+        } catch .rateLimited(let next) {
+            throw .rateLimited(nextAllowed: next)
+        } catch {
+            throw await failed(error)
+        }
         let stored = results
         let outcome: Result<(DetectionRun, [String]), DetectionWorkerError> = await withDeadline {
             await self.perform(configuration: configuration, results: stored, downloader: downloader)
@@ -184,29 +191,35 @@ package actor DetectionWorker {
             let result = run.result
             // Only now, with the results stored, are the files processed; files of an incomplete
             // batch stay pending, to be matched when the rest of the batch is there.
+            // A full disk here fails the run like any other cause: LastDetectionError says so and
+            // the journal has it at error level (issue 40: nothing said why).
             do {
                 try run.results.save(to: dataDirectory)
             } catch {
                 try? budget.giveBack(reservation, now: clock.now())
-                throw .storage(error)
+                throw await failed(.storage(error))
             }
             results = run.results
             cachedAnswer = nil
             state.lastDetection = clock.now()
             state.lastError = nil
-            try state.save(to: dataDirectory)
             // One write for the run's files: a run of thousands of files once rewrote and synced
-            // the whole set per file, inside the worker, and the API timed out (issue 40).
+            // the whole set per file, inside the worker, and the API timed out (issue 40). Not
+            // marked, they are matched again next time, which changes no result.
             do {
                 try downloader.markProcessed(files.filter { !run.deferredFiles.contains($0) })
             } catch {
-                throw .processedFiles(error)
+                throw await failed(.processedFiles(error))
             }
             if state.resultsLost != nil {
                 // Every file the server holds was matched again: the results are whole again.
                 state.resultsLost = nil
-                try state.save(to: dataDirectory)
                 logger.notice("stored exposure results rebuilt from the key files and the contact log")
+            }
+            do {
+                try state.save(to: dataDirectory)
+            } catch {
+                throw await failed(error)
             }
             await finish(DetectionOutcome(finished: clock.now(), result: result, error: nil))
             return result
@@ -265,6 +278,15 @@ package actor DetectionWorker {
     /// Whether the stored results were lost and are not yet rebuilt by a run: the answer may lack
     /// days the owner was told of, and no `cleared` may be announced from it.
     package var resultsRebuilding: Bool { state.resultsLost != nil }
+
+    /// Records a run that failed: LastDetectionError (kept in memory when even that cannot be
+    /// written), the journal, DetectionFinished. The error, to throw.
+    private func failed(_ error: DetectionWorkerError) async -> DetectionWorkerError {
+        state.lastError = "\(error)"
+        try? state.save(to: dataDirectory)
+        await finish(DetectionOutcome(finished: clock.now(), result: nil, error: error))
+        return error
+    }
 
     /// When the next run will happen: the timer's time, or later when the budget allows no run
     /// then. `nil` when the timer is not running.

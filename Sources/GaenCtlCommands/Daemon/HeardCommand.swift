@@ -79,6 +79,7 @@ struct HeardReport {
     var hours: [Hour]
     var rssi: [Bucket]
     var rssiUnknown: Int
+    var held: Int
 
     init?(json: String) {
         guard let object = (try? JSONSerialization.jsonObject(with: Data(json.utf8))) as? [String: Any],
@@ -94,6 +95,7 @@ struct HeardReport {
         droppedRPIs = object["dropped_rpis"] as? Int ?? 0
         droppedReports = object["dropped_reports"] as? Int ?? 0
         rssiUnknown = object["rssi_unknown"] as? Int ?? 0
+        held = object["held_sightings"] as? Int ?? 0
         self.hours = hours.map {
             Hour(start: UInt64(max(0, $0["start"] as? Int ?? 0)), sightings: $0["sightings"] as? Int ?? 0, distinctRPIs: $0["distinct_rpis"] as? Int ?? 0)
         }
@@ -107,6 +109,10 @@ struct HeardReport {
             "\(sightings) sighting\(sightings == 1 ? "" : "s") of \(distinctRPIs) distinct RPI\(distinctRPIs == 1 ? "" : "s") "
                 + "in \(scanWindows) scan window\(scanWindows == 1 ? "" : "s") (\(listeningSeconds / 60) min listening)",
         ]
+        if held > 0 {
+            lines.append(
+                "\(held) more sighting\(held == 1 ? "" : "s") held: heard while the clock was not trusted, filed into the log once it is")
+        }
         if droppedRPIs > 0 {
             lines.append(
                 "\(droppedRPIs) RPI\(droppedRPIs == 1 ? "" : "s") dropped (\(droppedReports) report\(droppedReports == 1 ? "" : "s")): "

@@ -20,7 +20,8 @@ struct StatusCommand: AsyncParsableCommand {
         .exposureDays, .lastExposureTime, .exposureClassification, .status, .statusReason, .clockTrusted, .authorizationStatus, .enabled, .radioBackend,
         .advertising,
         .advertisingSince,
-        .address, .rpiInterval, .nextRotation, .lastScanTime, .sightingsToday, .keyServer, .lastDownloadTime, .lastDetectionTime, .lastDetectionError,
+        .address, .rpiInterval, .nextRotation, .lastScanTime, .sightingsToday, .heldSightings, .keyServer, .lastDownloadTime, .lastDetectionTime,
+        .lastDetectionError,
         .detectionsRemaining, .nextDetectionTime, .region, .version,
     ]
 
