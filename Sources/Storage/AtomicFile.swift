@@ -61,26 +61,25 @@ package enum AtomicFile {
     /// The bytes of the file at `path`, or `nil` if there is no such file. Refuses files larger than
     /// `limit`, so that a stray huge file cannot exhaust memory.
     package static func read(_ path: String, limit: Int) throws(FileSystemError) -> [UInt8]? {
-        let fd: Int32
+        guard let fd = try openForReading(path) else { return nil }
+        defer { Syscall.close(fd) }
+        return try Syscall.readAll(fd, limit: limit, path: path)
+    }
+
+    /// The file at `path` opened for reading, not through a final symlink; `nil` when there is none.
+    private static func openForReading(_ path: String) throws(FileSystemError) -> Int32? {
         do {
-            fd = try Syscall.open(path, O_RDONLY | O_NOFOLLOW, doing: "opening")
+            return try Syscall.open(path, O_RDONLY | O_NOFOLLOW, doing: "opening")
         } catch  where error.isNotFound {
             return nil
         }
-        defer { Syscall.close(fd) }
-        return try Syscall.readAll(fd, limit: limit, path: path)
     }
 
     /// The last `limit` bytes of the file at `path` (all of it when smaller), or `nil` if there is
     /// no such file: for files whose newest entries are at the end, read within a bound whatever
     /// size an earlier version let them reach.
     package static func readTail(_ path: String, limit: Int) throws(FileSystemError) -> (bytes: [UInt8], cut: Bool)? {
-        let fd: Int32
-        do {
-            fd = try Syscall.open(path, O_RDONLY | O_NOFOLLOW, doing: "opening")
-        } catch  where error.isNotFound {
-            return nil
-        }
+        guard let fd = try openForReading(path) else { return nil }
         defer { Syscall.close(fd) }
         let size = try Syscall.fstatSize(fd, path: path)
         let start = max(0, size - Int64(limit))

@@ -66,18 +66,8 @@ struct DiskFullLogTests {
         }
         defer { disk.unmount() }
         let socket = directory.path + "/flood.sock"
-        let flood = Process()
-        flood.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        flood.arguments = [FloodCapTests.repository.appendingPathComponent("testbed/report_flood.py").path, "--rpis", "40", "--seconds", "60", socket]
-        flood.standardOutput = FileHandle.nullDevice
-        try flood.run()
-        defer {
-            if flood.isRunning {
-                kill(flood.processIdentifier, SIGTERM)
-                flood.waitUntilExit()
-            }
-        }
-        try await eventually("the flood's socket") { FileManager.default.fileExists(atPath: socket) }
+        let flood = try await ReportFlood(rpis: 40, seconds: 60, socket: socket)
+        defer { flood.stop() }
         let harness = try ManagerHarness(
             directory: directory,
             ["--data-dir", disk.path + "/data", "--radio", "h4+unix:\(socket)", "--scan-window", "1", "--scan-interval", "1-1", "--enable", "true"])

@@ -32,18 +32,8 @@ import Testing
         let planted = try await PlantedExposure(data: data, pemPath: directory.path + "/export.pem", tek: tek, day: day)
 
         let socket = directory.path + "/flood.sock"
-        let flood = Process()
-        flood.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        flood.arguments = [Self.repository.appendingPathComponent("testbed/report_flood.py").path, "--rpis", "1000000", "--seconds", "120", socket]
-        flood.standardOutput = FileHandle.nullDevice
-        try flood.run()
-        defer {
-            if flood.isRunning {
-                kill(flood.processIdentifier, SIGTERM)
-                flood.waitUntilExit()
-            }
-        }
-        try await eventually("the flood's socket") { FileManager.default.fileExists(atPath: socket) }
+        let flood = try await ReportFlood(rpis: 1_000_000, seconds: 120, socket: socket)
+        defer { flood.stop() }
 
         let harness = try ManagerHarness(
             directory: directory, launcher: ["/bin/sh", "-c", "echo $$ > \(cgroup.procs) && exec \"$0\" \"$@\""],
@@ -109,5 +99,28 @@ import Testing
         let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
         guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+}
+
+/// testbed/report_flood.py as the radio: an H4 controller on a unix socket that floods its host
+/// with advertising reports of `rpis` distinct RPIs; ended by its PID.
+final class ReportFlood: @unchecked Sendable {
+    let process = Process()
+
+    init(rpis: Int, seconds: Int, socket: String) async throws {
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [
+            FloodCapTests.repository.appendingPathComponent("testbed/report_flood.py").path, "--rpis", "\(rpis)", "--seconds", "\(seconds)", socket,
+        ]
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        try await eventually("the flood's socket") { FileManager.default.fileExists(atPath: socket) }
+    }
+
+    func stop() {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGTERM)
+            process.waitUntilExit()
+        }
     }
 }
