@@ -12,29 +12,43 @@ package import Storage
 ///
 /// The file is bounded by what is written, not by refusing what is read (issue 40: an index of
 /// 10,000 long names, whose files failed verification, filled it past the read limit in two runs
-/// and every later run failed): at most `maximumEntries` entries and `maximumWrittenBytes` are
+/// and every later run failed): at most `bounds.entries` entries and `bounds.writtenBytes` are
 /// written, the oldest dropped first, and a file larger than the read limit (an earlier version's)
 /// is read from its end, where the newest entries are. A dropped entry costs at most a file
 /// downloaded and matched again, which changes no result.
 package struct ProcessedFilesStore: Sendable {
     package let path: String
     package let retentionDays: Int64
-    /// Two full indexes (`KeyFileDownloader.maximumIndexLines`); the bytes hold one full index of
-    /// the longest lines (1,024 characters and the base), under the 16 MiB read limit.
-    package static let maximumEntries = 20_000
-    package static let maximumWrittenBytes = 12 << 20
-    static let readLimit = 16 << 20
+    package let bounds: Bounds
 
-    package init(dataDirectory: DataDirectory, retentionDays: Int64 = 15) {
+    /// What is written and read at most.
+    package struct Bounds: Sendable {
+        package var entries: Int
+        package var writtenBytes: Int
+        package var readBytes: Int
+
+        package init(entries: Int, writtenBytes: Int, readBytes: Int) {
+            self.entries = entries
+            self.writtenBytes = writtenBytes
+            self.readBytes = readBytes
+        }
+
+        /// Two full indexes (`KeyFileDownloader.maximumIndexLines`); the bytes hold one full index
+        /// of the longest lines (1,024 characters and the base), under the 16 MiB read limit.
+        package static let standard = Bounds(entries: 20_000, writtenBytes: 12 << 20, readBytes: 16 << 20)
+    }
+
+    package init(dataDirectory: DataDirectory, retentionDays: Int64 = 15, bounds: Bounds = .standard) {
         path = dataDirectory.path(of: "processed-key-files")
         self.retentionDays = retentionDays
+        self.bounds = bounds
     }
 
     /// The processed URLs with the time each was marked.
     package func load() throws(ClientError) -> [String: UnixTime] {
         let read: (bytes: [UInt8], cut: Bool)?
         do {
-            read = try AtomicFile.readTail(path, limit: Self.readLimit)
+            read = try AtomicFile.readTail(path, limit: bounds.readBytes)
         } catch {
             throw .local("processed key files: \(error)")
         }
@@ -62,13 +76,13 @@ package struct ProcessedFilesStore: Sendable {
         let oldest = time.adding(seconds: -retentionDays * 86_400)
         // Newest first, so that the bounds keep the newest.
         var kept = entries.filter { $0.value >= oldest }.sorted { ($0.value, $0.key) > ($1.value, $1.key) }
-        if kept.count > Self.maximumEntries { kept.removeLast(kept.count - Self.maximumEntries) }
+        if kept.count > bounds.entries { kept.removeLast(kept.count - bounds.entries) }
         var lines = [String]()
         var bytes = 0
         for entry in kept {
             let line = "\(entry.value.seconds)\t\(entry.key)\n"
             bytes += line.utf8.count
-            if bytes > Self.maximumWrittenBytes { break }
+            if bytes > bounds.writtenBytes { break }
             lines.append(line)
         }
         do {
