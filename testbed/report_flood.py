@@ -7,7 +7,10 @@ commands), and while scanning is enabled the socket is kept full of legacy repor
 frames from a crowd of RPIS distinct RPIs. Writes block when the host falls behind, so the rate is
 the host's. On exit (SIGTERM or --seconds) it prints "SENT n" with the reports written.
 
-Usage: report_flood.py [--rpis N] [--seconds S] SOCKET_PATH
+With --chunks-per-second R the flood is paced (R chunks of about 2,000 reports a second, or of
+the RPIs once each when there are more), for tests that need a steady radio rather than a load.
+
+Usage: report_flood.py [--rpis N] [--seconds S] [--chunks-per-second R] SOCKET_PATH
 """
 import argparse
 import os
@@ -30,6 +33,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument('--rpis', type=int, default=200)
     parser.add_argument('--seconds', type=float, default=60)
+    parser.add_argument('--chunks-per-second', type=float, default=0)
     parser.add_argument('path')
     arguments = parser.parse_args()
 
@@ -62,6 +66,8 @@ def main():
             with lock:
                 connection.sendall(chunk)
             sent[0] += per_chunk
+            if arguments.chunks_per_second > 0:
+                done.wait(1 / arguments.chunks_per_second)
 
     def commands():
         buffer = b''

@@ -107,10 +107,12 @@ import Testing
 final class ReportFlood: @unchecked Sendable {
     let process = Process()
 
-    init(rpis: Int, seconds: Int, socket: String) async throws {
+    /// `chunksPerSecond` 0: as fast as the host reads (a load on both cores); otherwise paced.
+    init(rpis: Int, seconds: Int, chunksPerSecond: Double = 0, socket: String) async throws {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         process.arguments = [
-            FloodCapTests.repository.appendingPathComponent("testbed/report_flood.py").path, "--rpis", "\(rpis)", "--seconds", "\(seconds)", socket,
+            FloodCapTests.repository.appendingPathComponent("testbed/report_flood.py").path, "--rpis", "\(rpis)", "--seconds", "\(seconds)",
+            "--chunks-per-second", "\(chunksPerSecond)", socket,
         ]
         process.standardOutput = FileHandle.nullDevice
         try process.run()
