@@ -24,12 +24,6 @@ CURLcode cgaend_curl_set_header_function(CURL *curl, cgaend_curl_data_fn functio
     return code != CURLE_OK ? code : curl_easy_setopt(curl, CURLOPT_HEADERDATA, context);
 }
 
-CURLcode cgaend_curl_set_progress(CURL *curl, cgaend_curl_progress_fn function, void *context) {
-    CURLcode code = curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, function);
-    if (code == CURLE_OK) code = curl_easy_setopt(curl, CURLOPT_XFERINFODATA, context);
-    return code != CURLE_OK ? code : curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
-}
-
 long cgaend_curl_response_code(CURL *curl) {
     long code = 0;
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);

@@ -341,7 +341,8 @@ enum StatusCommandOrder {
         "exposure_days", "last_exposure_time", "exposure_classification", "exposure_classification_name", "status", "status_reason", "clock_trusted",
         "clock_offset",
         "authorization_status", "enabled", "radio_backend", "advertising",
-        "advertising_since", "address", "rpi_interval", "next_rotation", "last_scan_time", "sightings_today", "key_server", "last_download_time",
+        "advertising_since", "address", "rpi_interval", "next_rotation", "last_scan_time", "sightings_today", "held_sightings", "key_server",
+        "last_download_time",
         "last_detection_time", "last_detection_error", "detections_remaining", "next_detection_time", "region", "version",
     ]
 }

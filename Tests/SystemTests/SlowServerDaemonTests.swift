@@ -53,11 +53,29 @@ struct SlowServerDaemonTests {
         try await eventually("the held request") { try await planted.server.requests().contains { $0.path == "/index.txt" } }
         let pid = harness.gaendProcess
         let before = FloodCapTests.cpuSeconds(of: pid)
+        let switchesBefore = Self.contextSwitches(of: pid)
         try await Task.sleep(for: .seconds(5))
         let spent = FloodCapTests.cpuSeconds(of: pid) - before
+        let switchesAfter = Self.contextSwitches(of: pid)
+        // Wake-ups as gaen-bench idle counts them: each thread's context switches, for the
+        // threads there before and after.
+        let wakeUps = switchesAfter.reduce(0) { $0 + max(0, $1.value - (switchesBefore[$1.key] ?? $1.value)) }
         try await planted.server.release("/index.txt")
-        print("gaend waiting 5 s on a key server that does not answer: \(spent) s of CPU")
+        print("gaend waiting 5 s on a key server that does not answer: \(spent) s of CPU, \(wakeUps) wake-ups")
         #expect(spent < 0.25, "\(spent) s of CPU in 5 s of waiting")
+        #expect(wakeUps < 50, "\(wakeUps) wake-ups in 5 s of waiting")
         #expect(harness.stop() == .success)
+    }
+
+    /// Each thread's context switches, voluntary and not, by thread id (/proc/PID/task/*/status).
+    static func contextSwitches(of pid: pid_t) -> [Int: Int] {
+        var threads = [Int: Int]()
+        for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? [] {
+            guard let id = Int(task), let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8) else { continue }
+            threads[id] = status.split(separator: "\n").filter { $0.contains("ctxt_switches:") }.reduce(0) {
+                $0 + (Int($1.split(separator: ":").last?.trimmingCharacters(in: .whitespaces) ?? "") ?? 0)
+            }
+        }
+        return threads
     }
 }

@@ -9,9 +9,6 @@
 
 // A body or header chunk: return `size * count` to go on, anything else aborts the transfer.
 typedef size_t (*cgaend_curl_data_fn)(char *data, size_t size, size_t count, void *context);
-// Called about once a second and on progress: nonzero aborts the transfer.
-typedef int (*cgaend_curl_progress_fn)(void *context, curl_off_t download_total, curl_off_t download_now, curl_off_t upload_total,
-                                       curl_off_t upload_now);
 
 CURLcode cgaend_curl_set_long(CURL *curl, CURLoption option, long value);
 CURLcode cgaend_curl_set_string(CURL *curl, CURLoption option, const char *value);
@@ -20,7 +17,6 @@ CURLcode cgaend_curl_set_error_buffer(CURL *curl, char *buffer);
 CURLcode cgaend_curl_set_body(CURL *curl, const char *bytes, long length);
 CURLcode cgaend_curl_set_write(CURL *curl, cgaend_curl_data_fn function, void *context);
 CURLcode cgaend_curl_set_header_function(CURL *curl, cgaend_curl_data_fn function, void *context);
-CURLcode cgaend_curl_set_progress(CURL *curl, cgaend_curl_progress_fn function, void *context);
 long cgaend_curl_response_code(CURL *curl);
 
 #endif

@@ -105,7 +105,6 @@ final class CurlExchange: Sendable {
         set(cgaend_curl_set_error_buffer(curl, errorBuffer))
         set(cgaend_curl_set_write(curl, curlBody, context))
         set(cgaend_curl_set_header_function(curl, curlHeader, context))
-        set(cgaend_curl_set_progress(curl, curlProgress, context))
         for (name, value) in request.headers { headerList = curl_slist_append(headerList, "\(name): \(value)") }
         // No "Expect: 100-continue" round trip before a body.
         headerList = curl_slist_append(headerList, "Expect:")
@@ -208,7 +207,7 @@ final class CurlExchange: Sendable {
         }
     }
 
-    fileprivate var isCancelled: Bool { cancelled.load(ordering: .relaxed) }
+    private var isCancelled: Bool { cancelled.load(ordering: .relaxed) }
 }
 
 private func exchange(_ context: UnsafeMutableRawPointer?) -> CurlExchange {
@@ -223,8 +222,4 @@ private let curlBody: cgaend_curl_data_fn = { data, size, count, context in
 private let curlHeader: cgaend_curl_data_fn = { data, size, count, context in
     let length = size * count
     return exchange(context).header(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
-}
-
-private let curlProgress: cgaend_curl_progress_fn = { context, _, _, _, _ in
-    exchange(context).isCancelled ? 1 : 0
 }
