@@ -151,7 +151,7 @@ let package = Package(
         .target(
             name: "Replay",
             dependencies: [
-                "ENCore", "ENCrypto", "ContactLog", "KeyFiles", "Detection", "Storage", "SQLite", .product(name: "Logging", package: "swift-log"),
+                "ENCore", "ENCrypto", "ContactLog", "KeyFiles", "Detection", "Storage", "SQLite", "HCI", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
             swiftSettings: strictSwift),
@@ -204,7 +204,7 @@ let package = Package(
             name: "gaend-fuzz",
             dependencies: [
                 "ENCore", "ENCrypto", "HCI", "DBus", "BlueZ", "KeyFiles", "Daemon", "GaendConfiguration", "KeyServer", "ContactLog", "Detection", "Storage",
-                .product(name: "Logging", package: "swift-log"),
+                "Replay", .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/Fuzz/Targets",
             swiftSettings: strictSwift + [.enableExperimentalFeature("Extern")]),
@@ -270,7 +270,7 @@ let package = Package(
         .testTarget(name: "ExecutorsTests", dependencies: ["Executors"], swiftSettings: strictSwift),
         .testTarget(
             name: "ReplayTests",
-            dependencies: ["Replay", "Detection", "ENCore", "KeyFiles", "Storage", "GaendTestSupport"],
+            dependencies: ["Replay", "Detection", "ContactLog", "ENCore", "KeyFiles", "Storage", "GaendTestSupport"],
             swiftSettings: strictSwift),
         .testTarget(
             name: "DetectionTests",

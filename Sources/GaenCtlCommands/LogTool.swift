@@ -11,8 +11,8 @@ import Storage
 struct LogTool: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "log",
-        abstract: "Inspect a contact log: statistics, verification, export; synthetic appends for tests.",
-        subcommands: [LogStatsTool.self, LogVerifyTool.self, LogExportTool.self, LogAppendTool.self])
+        abstract: "Inspect a contact log: statistics, verification, export; import a btsnoop capture; synthetic appends for tests.",
+        subcommands: [LogStatsTool.self, LogVerifyTool.self, LogExportTool.self, LogAppendTool.self, LogImportTool.self])
 }
 
 /// Options every log tool takes.

@@ -13,15 +13,29 @@ struct ReplayTool: AsyncParsableCommand {
         commandName: "replay",
         abstract: "Replay recorded sightings through gaend's scanner, contact log, matcher and scoring, per receiver and transmitter.",
         discussion: """
-            SIGHTINGS.csv has the header time,receiver,transmitter,rssi[,distance] and one row per \
-            received advertisement (UTC unix seconds with a fraction, the raw RSSI in dBm). Each \
-            receiver's sightings become scans (a gap over 25.5 s starts one), its own contact log, \
-            and are matched against one key per transmitter and day (docs/detection.md, "Replaying \
-            recorded encounters"). A bad row exits 2 naming its line.
+            The sightings are one CSV, or btsnoop captures (Android's HCI snoop log, `btmon -w`), one \
+            per receiver, told apart by their first bytes. The CSV has the header \
+            time,receiver,transmitter,rssi[,distance] and one row per received advertisement (UTC unix \
+            seconds with a fraction, the raw RSSI in dBm). A capture's receiver is its file name \
+            without the extension; its sightings are the advertising reports with 0xFD6F service \
+            data, and their transmitter the capture whose host advertised that payload (any other is \
+            'unknown'). Each receiver's sightings become scans (a gap over 25.5 s starts one), its \
+            own contact log, and are matched against one key per transmitter and day \
+            (docs/detection.md, "Replaying recorded encounters"). A bad row exits 2 naming its line; \
+            a bad capture exits 2 naming the file and the record.
             """)
 
-    @Argument(help: "The recorded sightings (CSV).", completion: .file(extensions: ["csv"]))
-    var sightings: String
+    @Argument(help: "The recorded sightings: one CSV, or btsnoop captures, one per receiver.", completion: .file())
+    var sightings: [String]
+
+    @Option(parsing: .unconditional, help: "Seconds added to the captures' times (a capture on local time: CEST is -7200).")
+    var timeOffset: Int64 = 0
+
+    @Option(help: "Only sightings from this UTC time (YYYY-MM-DDTHH:MM:SSZ or unix seconds).")
+    var from: String?
+
+    @Option(help: "Only sightings until this UTC time (YYYY-MM-DDTHH:MM:SSZ or unix seconds).")
+    var until: String?
 
     @Option(help: "The exposure configuration, in any shape gaend reads (default: gaend's built-in one).", completion: .file(extensions: ["json"]))
     var config: String?
@@ -42,6 +56,63 @@ struct ReplayTool: AsyncParsableCommand {
     func validate() throws {
         guard (-127...126).contains(Int(txPower)) else { throw ValidationError("--tx-power: \(txPower) is not dBm in -127...126") }
         guard (-100...100).contains(rssiCorrection) else { throw ValidationError("--rssi-correction: \(rssiCorrection) is not dB in -100...100") }
+        guard !sightings.isEmpty else { throw ValidationError("SIGHTINGS: name a CSV or one capture per receiver") }
+        guard abs(timeOffset) <= 86_400 else { throw ValidationError("--time-offset: \(timeOffset) is not seconds within a day (-86400...86400)") }
+    }
+
+    /// The rows of one CSV, or of several captures (told apart by the first file's first bytes),
+    /// filtered by time.
+    static func rows(_ paths: [String], offsetSeconds: Int64, from: UnixTime?, until: UnixTime?) throws -> [RecordedSighting] {
+        guard let first = paths.first, let handle = FileHandle(forReadingAtPath: first) else {
+            throw UsageError("SIGHTINGS", "\(paths.first ?? "") cannot be read")
+        }
+        let start = (try? handle.read(upToCount: BTSnoopReader.magic.count)) ?? Data()
+        try? handle.close()
+        guard BTSnoopReader.isCapture(start) else {
+            guard paths.count == 1 else { throw UsageError("SIGHTINGS", "\(first) is not a btsnoop capture, and only one CSV is read at a time") }
+            guard let data = FileManager.default.contents(atPath: first) else { throw UsageError("SIGHTINGS", "\(first) cannot be read") }
+            do {
+                return try SightingsFile.read(data).filter { row in
+                    from.map { row.time >= $0 } ?? true && until.map { row.time <= $0 } ?? true
+                }
+            } catch {
+                throw UsageError("SIGHTINGS", "\(first): \(error)")
+            }
+        }
+        var captures = [CaptureSightings]()
+        var receivers = Set<String>()
+        for path in paths {
+            let receiver = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
+            guard (1...SightingsFile.maximumIDLength).contains(receiver.utf8.count),
+                receiver.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 32 && $0.value < 127 && $0 != "," }),
+                receiver != CaptureReplay.unknownTransmitter
+            else {
+                throw UsageError("SIGHTINGS", "\(path): its name '\(receiver)' is not a receiver id (1 to 64 printable ASCII characters, not 'unknown')")
+            }
+            guard receivers.insert(receiver).inserted else { throw UsageError("SIGHTINGS", "\(path): a second capture of receiver '\(receiver)'") }
+            do {
+                captures.append(try CaptureSightings(path: path, receiver: receiver))
+            } catch {
+                throw UsageError("SIGHTINGS", "\(error)")
+            }
+        }
+        return CaptureReplay.rows(captures, offsetSeconds: offsetSeconds, from: from, until: until)
+    }
+
+    /// A UTC time as `YYYY-MM-DDTHH:MM:SSZ` or unix seconds.
+    static func time(_ text: String?, _ argument: String) throws(UsageError) -> UnixTime? {
+        guard let text else { return nil }
+        if let seconds = Int64(text), let time = UnixTime(exactlySeconds: seconds) { return time }
+        let parts = text.split(separator: "T")
+        if parts.count == 2, text.hasSuffix("Z"), let days = ISO8601.parseDate(parts[0]) {
+            let clock = parts[1].dropLast().split(separator: ":").compactMap { Int64($0) }
+            if clock.count == 3, (0..<24).contains(clock[0]), (0..<60).contains(clock[1]), (0..<60).contains(clock[2]),
+                let time = UnixTime(exactlySeconds: days * 86_400 + clock[0] * 3600 + clock[1] * 60 + clock[2])
+            {
+                return time
+            }
+        }
+        throw UsageError(argument, "'\(text)' is not a UTC time (YYYY-MM-DDTHH:MM:SSZ or unix seconds)")
     }
 
     func run() async throws {
@@ -49,13 +120,7 @@ struct ReplayTool: AsyncParsableCommand {
         settings.txPower = txPower
         settings.rssiCorrection = rssiCorrection
         settings.today = try parseDay(today, argument: "--today")
-        guard let data = FileManager.default.contents(atPath: sightings) else { throw UsageError("SIGHTINGS", "\(sightings) cannot be read") }
-        let rows: [RecordedSighting]
-        do {
-            rows = try SightingsFile.read(data)
-        } catch {
-            throw UsageError("SIGHTINGS", "\(sightings): \(error)")
-        }
+        let rows = try Self.rows(sightings, offsetSeconds: timeOffset, from: try Self.time(from, "--from"), until: try Self.time(until, "--until"))
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("gaenctl-replay-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
         defer { try? FileManager.default.removeItem(at: scratch) }

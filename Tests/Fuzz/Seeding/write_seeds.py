@@ -286,6 +286,36 @@ def clock(corpus):
     write(corpus, 'clock', 'date-obsolete', b'\x01' + b'Sunday, 06-Nov-94 08:49:37 GMT')
 
 
+def btsnoop(corpus):
+    """btsnoop: the packets of the h4 seeds (Bumble's controllers answering gaend) in a btsnoop
+    container as Android and btmon write it, and the same cut inside its last record."""
+    def container(packets):
+        data = b'btsnoop\0' + struct.pack('>II', 1, 1002)
+        stamp = (1_596_110_400_000_000 + 0x00dcddb30f2f8000)
+        for index, packet in enumerate(packets):
+            data += struct.pack('>IIIIq', len(packet), len(packet), 1, 0, stamp + index * 1000) + packet
+        return data
+    for name in ('scanner-stream', 'advertiser-stream'):
+        seed = open(os.path.join(corpus, 'h4', name), 'rb').read()
+
+        def events(stream):
+            # Events only (type 4): an event's parameter length is its third byte.
+            found, offset = [], 0
+            while offset + 3 <= len(stream) and stream[offset] == 4 and offset + 3 + stream[offset + 2] <= len(stream):
+                end = offset + 3 + stream[offset + 2]
+                found.append(stream[offset:end])
+                offset = end
+            return found
+        # The h4 target's first byte chooses where reads are cut; the stream follows it.
+        packets = max(events(seed), events(seed[1:]), key=len)
+        # A command of gaend's advertiser (LE Set Advertising Data with a GAEN frame) first.
+        frame = bytes.fromhex('02011a03036ffd17166ffd') + bytes(range(16)) + bytes.fromhex('40080000')
+        packets.insert(0, b'\x01\x08\x20\x20' + bytes([len(frame)]) + frame + bytes(31 - len(frame)))
+        data = container(packets)
+        write(corpus, 'btsnoop', name, data)
+        write(corpus, 'btsnoop', name + '-cut', data[:-5])
+
+
 def main():
     gaenctl, keyserver, corpus = sys.argv[1], sys.argv[2], sys.argv[3]
     with tempfile.TemporaryDirectory(prefix='gaend-seeds-') as scratch:
@@ -297,6 +327,7 @@ def main():
     keyserver_requests(corpus)
     http_requests(corpus)
     clock(corpus)
+    btsnoop(corpus)
 
 
 if __name__ == '__main__':

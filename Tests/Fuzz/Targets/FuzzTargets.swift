@@ -34,6 +34,7 @@ enum FuzzTargets {
             name: "scoring", summary: "an exposure configuration in any authority's shape and a windows file, scored (gaenctl tools score)",
             run: ScoringFuzzing.configurationAndWindows),
         FuzzTarget(name: "clock", summary: "the held-sightings file, and a server's Date header", run: ClockFuzzing.input),
+        FuzzTarget(name: "btsnoop", summary: "a btsnoop capture read for gaenctl tools replay", run: CaptureFuzzing.capture),
     ]
 
     static func named(_ name: String) -> FuzzTarget? { all.first { $0.name == name } }

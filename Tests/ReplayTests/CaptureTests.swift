@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+import ContactLog
+import ENCore
+import Foundation
+import GaendTestSupport
+import Replay
+import Storage
+import Testing
+
+/// A btsnoop capture written for a test: the header, then records of H4 packets.
+struct CaptureWriter {
+    var bytes: [UInt8] = Array("btsnoop\0".utf8) + [0, 0, 0, 1] + [0, 0, 0x03, 0xEA]
+
+    static func be32(_ value: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: value >> (24 - 8 * $0)) } }
+    static func be64(_ value: Int64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: UInt64(bitPattern: value) >> (56 - 8 * UInt64($0))) } }
+
+    mutating func record(_ packet: [UInt8], at time: UnixTime, original: Int? = nil) {
+        let stamp = time.milliseconds * 1000 + 0x00dc_ddb3_0f2f_8000
+        bytes += Self.be32(UInt32(original ?? packet.count)) + Self.be32(UInt32(packet.count)) + Self.be32(0) + Self.be32(0) + Self.be64(stamp) + packet
+    }
+
+    /// LE Set Advertising Data (0x2008): length, then the 31-byte frame.
+    mutating func advertise(_ payload: ExposureNotificationPayload, at time: UnixTime) {
+        var frame = payload.advertisingData()
+        let length = UInt8(frame.count)
+        frame += [UInt8](repeating: 0, count: 31 - frame.count)
+        record([0x01, 0x08, 0x20, 32, length] + frame, at: time)
+    }
+
+    /// An LE Advertising Report of `payload` (as Android sends it: no Flags), at `rssi`.
+    mutating func hear(_ payload: ExposureNotificationPayload, rssi: Int8, at time: UnixTime) {
+        let data = payload.advertisingData(includingFlags: false)
+        let report: [UInt8] = [0x02, 1, 0x03, 0x01] + [1, 2, 3, 4, 5, 0xC6] + [UInt8(data.count)] + data + [UInt8(bitPattern: rssi)]
+        record([0x04, 0x3E, UInt8(report.count)] + report, at: time)
+    }
+
+    func write(to path: String) throws { try Data(bytes).write(to: URL(fileURLWithPath: path)) }
+}
+
+@Suite(.ownThreads) struct CaptureTests {
+    static func payload(_ seed: UInt8) -> ExposureNotificationPayload {
+        ExposureNotificationPayload(
+            rpi: RollingProximityIdentifier(Bytes16([UInt8](repeating: seed, count: 16))!), aem: AssociatedEncryptedMetadata((seed, 1, 2, 3)))
+    }
+
+    static let noon = UnixTime(seconds: 1_596_110_400)
+
+    @Test func twoPhonesHearEachOtherAndAStranger() throws {
+        let directory = try TemporaryDirectory()
+        var first = CaptureWriter()
+        first.advertise(Self.payload(1), at: Self.noon)
+        first.hear(Self.payload(2), rssi: -70, at: Self.noon.adding(seconds: 10))
+        first.hear(Self.payload(9), rssi: -90, at: Self.noon.adding(seconds: 11))
+        // Its own frame, reflected: not a sighting of itself.
+        first.hear(Self.payload(1), rssi: -40, at: Self.noon.adding(seconds: 12))
+        var second = CaptureWriter()
+        second.advertise(Self.payload(2), at: Self.noon)
+        second.hear(Self.payload(1), rssi: -65, at: Self.noon.adding(seconds: 20))
+        second.hear(Self.payload(1), rssi: 127, at: Self.noon.adding(seconds: 21))
+        try first.write(to: directory.path + "/01.btsnoop")
+        try second.write(to: directory.path + "/02.btsnoop")
+        let captures = [
+            try CaptureSightings(path: directory.path + "/01.btsnoop", receiver: "01"),
+            try CaptureSightings(path: directory.path + "/02.btsnoop", receiver: "02"),
+        ]
+        #expect(captures[0].advertised == [Self.payload(1)])
+        #expect(captures[1].withoutRSSI == 1)
+        // CEST to UTC.
+        let rows = CaptureReplay.rows(captures, offsetSeconds: -7200)
+        let utc = Self.noon.adding(seconds: -7200)
+        #expect(
+            rows == [
+                RecordedSighting(time: utc.adding(seconds: 10), receiver: "01", transmitter: "02", rssi: -70),
+                RecordedSighting(time: utc.adding(seconds: 11), receiver: "01", transmitter: "unknown", rssi: -90),
+                RecordedSighting(time: utc.adding(seconds: 20), receiver: "02", transmitter: "01", rssi: -65),
+            ])
+        #expect(CaptureReplay.rows(captures, offsetSeconds: -7200, from: utc.adding(seconds: 11), until: utc.adding(seconds: 11)).count == 1)
+    }
+
+    /// The error reading `bytes` as a capture gives, or nil when it reads.
+    static func error(reading bytes: [UInt8], at path: String) throws -> CaptureError? {
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        do {
+            _ = try CaptureSightings(path: path, receiver: "cut")
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test func aBadCaptureIsNamedByItsRecord() throws {
+        let directory = try TemporaryDirectory()
+        var capture = CaptureWriter()
+        capture.hear(Self.payload(2), rssi: -70, at: Self.noon)
+        capture.hear(Self.payload(3), rssi: -71, at: Self.noon)
+        let path = directory.path + "/cut.btsnoop"
+        func expect(_ bytes: [UInt8], record: Int, _ problem: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+            let error = try #require(try Self.error(reading: bytes, at: path), sourceLocation: sourceLocation)
+            #expect(error.record == record, "\(error)", sourceLocation: sourceLocation)
+            #expect(error.description.contains(problem), "\(error)", sourceLocation: sourceLocation)
+            #expect(error.file == path, sourceLocation: sourceLocation)
+        }
+        try expect(Array(capture.bytes.dropLast(3)), record: 2, "cut short")
+        try expect(Array(capture.bytes.prefix(10)), record: 0, "cut short")
+        try expect(Array("btsnoop\0".utf8) + [0, 0, 0, 1, 0, 0, 0, 1] + Array(capture.bytes.dropFirst(16)), record: 0, "datalink 1")
+        try expect(Array("btsnooq\0".utf8) + Array(capture.bytes.dropFirst(8)), record: 0, "not a btsnoop capture")
+        var huge = CaptureWriter()
+        huge.bytes += CaptureWriter.be32(100_000) + CaptureWriter.be32(100_000) + [UInt8](repeating: 0, count: 16)
+        try expect(huge.bytes, record: 1, "a packet of 100000 bytes")
+        var typeless = CaptureWriter()
+        typeless.record([0x09, 1, 2], at: Self.noon)
+        try expect(typeless.bytes, record: 1, "H4 packet type 9")
+        var early = CaptureWriter()
+        early.bytes += CaptureWriter.be32(1) + CaptureWriter.be32(1) + CaptureWriter.be32(0) + CaptureWriter.be32(0) + CaptureWriter.be64(5) + [4]
+        try expect(early.bytes, record: 1, "not a time from 1970")
+    }
+}
+
+/// `CaptureImport`: a capture into a contact log as the scanner writes it, cut where GMS cuts
+/// scans, with the RPIs heard.
+@Suite(.ownThreads) struct CaptureImportTests {
+    @Test func aCaptureBecomesScanWindowsOfTheRPIsHeard() async throws {
+        let directory = try TemporaryDirectory()
+        let noon = CaptureTests.noon
+        var capture = CaptureWriter()
+        capture.hear(CaptureTests.payload(2), rssi: -70, at: noon)
+        capture.hear(CaptureTests.payload(2), rssi: -60, at: noon.adding(seconds: 4))
+        capture.hear(CaptureTests.payload(3), rssi: -80, at: noon.adding(seconds: 5))
+        // A non-GAEN report, counted in its window only.
+        capture.record([0x04, 0x3E, 0x0F, 0x02, 1, 0x00, 0x00, 1, 2, 3, 4, 5, 6, 3, 0x02, 0x01, 0x06, 0xB0], at: noon.adding(seconds: 6))
+        // 30 s later: a second scan.
+        capture.hear(CaptureTests.payload(2), rssi: -75, at: noon.adding(seconds: 36))
+        try capture.write(to: directory.path + "/r.btsnoop")
+        let sightings = try CaptureSightings(path: directory.path + "/r.btsnoop", receiver: "r")
+        let data = DataDirectory(path: directory.path + "/data")
+        _ = try data.prepare()
+        let imported = try await CaptureImport.run(sightings, offsetSeconds: -7200, rssiCorrection: 0, into: data)
+        #expect(imported == CaptureImport.Imported(windows: 2, aggregates: 3, reports: 5))
+        var windows = [ScanWindowRecord]()
+        var aggregates = [ContactAggregate]()
+        try ContactLogReader(dataDirectory: data).forEachRecord { record in
+            switch record {
+            case .scanWindow(let window): windows.append(window)
+            case .aggregate(let aggregate): aggregates.append(aggregate)
+            }
+        }
+        let utc = noon.adding(seconds: -7200)
+        #expect(windows.map(\.start) == [utc, utc.adding(seconds: 36)])
+        #expect(windows.first?.reports == 4 && windows.first?.exposureNotificationReports == 3)
+        #expect(windows.first?.monotonicMilliseconds == 6000)
+        #expect(windows.last?.previousScanEnd == utc.adding(seconds: 6))
+        let first = aggregates.first { $0.rpi == CaptureTests.payload(2).rpi && $0.firstSeen == utc }
+        #expect(first?.rssi.maximum == -60 && first?.reports == 2 && first?.lastSeen == utc.adding(seconds: 4))
+        #expect(aggregates.count == 3)
+    }
+}
+
+/// Experiment 34's 18 captures, as SOURCES.md counts them: 84,456 sightings of the logged phones'
+/// advertisements and 103,137 of devices without a capture.
+@Suite(.ownThreads) struct ExperimentCaptureTests {
+    static let pcaps = ExperimentReplayTests.folder + "/pcaps"
+
+    @Test func theCapturesHoldWhatSourcesCounts() throws {
+        guard FileManager.default.fileExists(atPath: Self.pcaps) else {
+            print("ExperimentCaptureTests: skipped: \(Self.pcaps) is absent")
+            return
+        }
+        let names = try FileManager.default.contentsOfDirectory(atPath: Self.pcaps).filter { $0.hasSuffix(".btsnoop") }.sorted()
+        #expect(names.count == 18)
+        let captures = try names.map { try CaptureSightings(path: Self.pcaps + "/" + $0, receiver: String($0.dropLast(8))) }
+        let rows = CaptureReplay.rows(captures, offsetSeconds: -7200)
+        let known = rows.filter { $0.transmitter != CaptureReplay.unknownTransmitter }
+        #expect(known.count == 84_456)
+        #expect(rows.count - known.count == 103_137)
+        // Every logged phone advertised, and everything was heard on 30 July 2020 (UTC).
+        #expect(captures.allSatisfy { !$0.advertised.isEmpty })
+        #expect(Set(rows.map { UTCDay(containing: $0.time).description }) == ["2020-07-30"])
+    }
+}

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+import Foundation
+import GaendTestSupport
+import Testing
+
+/// `gaenctl tools replay` on btsnoop captures, on the release gaenctl: experiment 34's 18 phones'
+/// own HCI logs (read as they are from ../shared), and a capture cut short, refused by file and
+/// record with exit 2 and nothing printed.
+@Suite(.ownThreads, .timeLimit(.minutes(3)))
+struct CaptureReplayToolTests {
+    static let pcaps = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("shared/traces/dp3t-exp34/pcaps").path
+
+    @Test func experiment34sCapturesReplay() throws {
+        guard FileManager.default.fileExists(atPath: Self.pcaps) else {
+            print("CaptureReplayToolTests: skipped: \(Self.pcaps) is absent")
+            return
+        }
+        let captures = try FileManager.default.contentsOfDirectory(atPath: Self.pcaps).filter { $0.hasSuffix(".btsnoop") }.sorted()
+            .map { Self.pcaps + "/" + $0 }
+        // The office scenario's twenty minutes (SOURCES.md), CEST to UTC.
+        let run = try ToolRunner.run(
+            "gaenctl",
+            ["tools", "replay"] + captures + ["--time-offset", "-7200", "--from", "2020-07-30T13:20:00Z", "--until", "2020-07-30T13:40:00Z", "--json"])
+        #expect(run.status == 0, "\(run.standardError)")
+        let object = try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any]
+        let statistics = object?["statistics"] as? [String: Any] ?? [:]
+        #expect(statistics["receivers"] as? Int == 18, "\(statistics)")
+        #expect((statistics["rows"] as? Int ?? 0) > 6_309, "more than the office's sqlite rows: \(statistics)")
+        #expect((statistics["pairs_heard"] as? Int ?? 0) > 0)
+    }
+
+    /// Phone 01's capture into a new contact log: the figures of this capture, then a log that
+    /// verifies whole, with the day's scan windows and their reports.
+    @Test func aCaptureImportsIntoAContactLog() throws {
+        let capture = Self.pcaps + "/01.btsnoop"
+        guard FileManager.default.fileExists(atPath: capture) else {
+            print("CaptureReplayToolTests: skipped: \(capture) is absent")
+            return
+        }
+        let directory = try TemporaryDirectory()
+        let data = directory.path + "/data"
+        let run = try ToolRunner.run("gaenctl", ["tools", "log", "import", capture, "--data-dir", data, "--time-offset", "-7200", "--json"])
+        #expect(run.status == 0, "\(run.standardError)")
+        let object = try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any] ?? [:]
+        #expect(object["gaen_sightings"] as? Int == 9_957, "\(object)")
+        #expect(object["scan_windows"] as? Int == 67, "\(object)")
+        #expect(object["aggregates"] as? Int == 1_435, "\(object)")
+        let verify = try ToolRunner.run("gaenctl", ["tools", "log", "verify", "--data-dir", data])
+        #expect(verify.status == 0 && verify.standardOutput.contains("intact: 1 segments"), "\(verify.standardOutput)")
+        // A bad capture changes nothing: the log is as it was.
+        let cut = directory.path + "/cut.btsnoop"
+        try Data(try Data(contentsOf: URL(fileURLWithPath: capture)).dropLast(3)).write(to: URL(fileURLWithPath: cut))
+        let refused = try ToolRunner.run("gaenctl", ["tools", "log", "import", cut, "--data-dir", data])
+        #expect(refused.status == 2, "\(refused.standardError)")
+        #expect(refused.standardError.contains("cut.btsnoop: record"), "\(refused.standardError)")
+        #expect(try ToolRunner.run("gaenctl", ["tools", "log", "stats", "--data-dir", data, "--json"]).standardOutput.contains(#""aggregates":1435"#))
+    }
+
+    @Test func aCaptureCutShortIsNamed() throws {
+        let directory = try TemporaryDirectory()
+        var capture = CaptureBytes()
+        capture.record([0x04, 0x0E, 0x04, 0x01, 0x03, 0x0C, 0x00])
+        capture.record([0x04, 0x0E, 0x04, 0x01, 0x03, 0x0C, 0x00])
+        let path = directory.path + "/07.btsnoop"
+        try Data(capture.bytes.dropLast(2)).write(to: URL(fileURLWithPath: path))
+        let run = try ToolRunner.run("gaenctl", ["tools", "replay", path])
+        #expect(run.status == 2)
+        #expect(run.standardError.contains("\(path): record 2: cut short"), "\(run.standardError)")
+        #expect(run.standardOutput.isEmpty)
+        let offset = try ToolRunner.run("gaenctl", ["tools", "replay", path, "--from", "yesterday"])
+        #expect(offset.status == 2)
+        #expect(offset.standardError.contains("--from"), "\(offset.standardError)")
+    }
+}
+
+/// A btsnoop capture's bytes, records of H4 packets at one time.
+struct CaptureBytes {
+    var bytes: [UInt8] = Array("btsnoop\0".utf8) + [0, 0, 0, 1, 0, 0, 0x03, 0xEA]
+
+    mutating func record(_ packet: [UInt8]) {
+        func be32(_ value: Int) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: value >> (24 - 8 * $0)) } }
+        let stamp = UInt64(1_596_110_400_000_000) + 0x00dc_ddb3_0f2f_8000
+        bytes += be32(packet.count) + be32(packet.count) + be32(0) + be32(0) + (0..<8).map { UInt8(truncatingIfNeeded: stamp >> (56 - 8 * UInt64($0))) }
+        bytes += packet
+    }
+}
