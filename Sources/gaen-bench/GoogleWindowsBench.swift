@@ -69,6 +69,24 @@ enum WindowMatching {
 extension TracesBench {
     typealias Pair = ExperimentTraces.Pair
 
+    /// SwissCovid's rule (55 and 63 dB, per day), the one compared on both sides.
+    static var swissCovid: ExposureConfiguration {
+        var rule = PerDayConfiguration()
+        rule.attenuationThresholds = [55, 63]
+        return ExposureConfiguration(rule: .perDayDuration(rule), format: .swissCovid)
+    }
+
+    /// `rows` replayed under SwissCovid's rule at the phones' own calibration that day (SOURCES.md:
+    /// TX -24, correction -3, so -21 - rssi), in a scratch directory removed after.
+    static func replayAsThePhones(_ rows: [RecordedSighting]) async throws -> (pairs: [ReplayPair], statistics: ReplayStatistics) {
+        var settings = TraceReplay.Settings(configuration: swissCovid)
+        settings.rssiCorrection = -3
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("gaen-bench-traces-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        return try await TraceReplay(settings: settings, scratch: scratch).run(rows)
+    }
+
     /// Google's own windows (`backend-checks/RR-checkTT.json`: computed on phone TT, SOURCES.md)
     /// against gaend's replay of the sqlite rows at the phones' own calibration that day (TX −24,
     /// correction −3: −21 − rssi). Printed: how many of Google's windows can be told to be a
@@ -78,15 +96,8 @@ extension TracesBench {
     /// seconds per bucket.
     func againstGoogle(_ rows: [RecordedSighting]) async throws {
         let google = try Self.googleWindows(traces + "/backend-checks")
-        var swissCovid = PerDayConfiguration()
-        swissCovid.attenuationThresholds = [55, 63]
-        let configuration = ExposureConfiguration(rule: .perDayDuration(swissCovid), format: .swissCovid)
-        var settings = TraceReplay.Settings(configuration: configuration)
-        settings.rssiCorrection = -3
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("gaen-bench-traces-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: false)
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let (pairs, _) = try await TraceReplay(settings: settings, scratch: scratch).run(rows)
+        let configuration = Self.swissCovid
+        let (pairs, _) = try await Self.replayAsThePhones(rows)
         let day = UTCDay(containing: rows.map(\.time).max() ?? UnixTime(seconds: 0))
         var ours = [Pair: [[ComparedInstance]]]()
         for pair in pairs {

@@ -22,9 +22,19 @@ struct TracesBench: AsyncParsableCommand {
     @Option(help: "Where to write the chart of TPR against FPR as the lower threshold moves (SVG).")
     var chart = FileManager.default.currentDirectoryPath + "/.build/traces-roc.svg"
 
+    @Flag(help: "Only the whole day from the phones' HCI captures against Google's windows.")
+    var wholeDayOnly = false
+
+    @Flag(help: "With --whole-day-only: the figures as one JSON object (the tests read it).")
+    var json = false
+
     func run() async throws {
         guard FileManager.default.fileExists(atPath: traces + "/scenario01-lunch.sqlite") else {
             print("traces: skipped: \(traces) is absent (../shared/traces/dp3t-exp34, read SOURCES.md there)")
+            return
+        }
+        if wholeDayOnly {
+            try await wholeDay()
             return
         }
         var scenarios = [(name: String, rows: [RecordedSighting])]()
@@ -34,6 +44,7 @@ struct TracesBench: AsyncParsableCommand {
         try await replay(scenarios)
         try await thresholdChart(scenarios)
         try await againstGoogle(scenarios.flatMap(\.rows))
+        try await wholeDay()
     }
 
     /// SwissCovid's table (admin-ch/PT-System-Documents `SwissCovid-ExposureScore.pdf`, version of

@@ -58,6 +58,32 @@ struct CaptureReplayToolTests {
         #expect(try ToolRunner.run("gaenctl", ["tools", "log", "stats", "--data-dir", data, "--json"]).standardOutput.contains(#""aggregates":1435"#))
     }
 
+    /// Issue 36: the whole day of experiment 34 from the captures, gaend's windows beside Google's
+    /// (`gaen-bench traces --whole-day-only`, release). SOURCES.md measured what a faithful port of
+    /// GMS's rules reaches with the same alignment: 1,434 of 1,812 windows attributed against 71-74
+    /// at another receiver, seconds identical for 99.4 % of the pairs, typical within 1 dB for
+    /// 81 %. gaend reaches 1,394 of 1,810 (control 72), 99.0 %, 81.7 %. The bounds leave a few
+    /// points for a rule changed on purpose and fail on what is not the phones' way: measured with
+    /// the calibration moved by 2 dB either way, the windows attributed fall to 164-181 and the
+    /// typical within 1 dB to 63-71 %.
+    @Test func theWholeDayAgreesWithGoogleAsAFaithfulPortDoes() throws {
+        guard FileManager.default.fileExists(atPath: Self.pcaps) else {
+            print("CaptureReplayToolTests: skipped: \(Self.pcaps) is absent")
+            return
+        }
+        let folder = URL(fileURLWithPath: Self.pcaps).deletingLastPathComponent().path
+        let run = try ToolRunner.run("gaen-bench", ["traces", "--traces", folder, "--whole-day-only", "--json"], limit: 300)
+        #expect(run.status == 0, "\(run.standardError)")
+        let figures = try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any] ?? [:]
+        #expect(figures["google_windows"] as? Int == 1_810, "\(figures)")
+        #expect((figures["attributed"] as? Int ?? 0) >= 1_300, "\(figures)")
+        #expect((figures["control"] as? Int ?? .max) <= 100, "\(figures)")
+        #expect((figures["seconds_identical"] as? Double ?? 0) >= 0.98, "\(figures)")
+        #expect((figures["typical_within_1db"] as? Double ?? 0) >= 0.78, "\(figures)")
+        #expect((figures["seconds_below_55db_ratio"] as? Double ?? 0) > 0.9, "\(figures)")
+        print("whole day against Google: \(run.standardOutput)")
+    }
+
     @Test func aCaptureCutShortIsNamed() throws {
         let directory = try TemporaryDirectory()
         var capture = CaptureBytes()
