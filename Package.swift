@@ -270,7 +270,7 @@ let package = Package(
         .testTarget(name: "ExecutorsTests", dependencies: ["Executors"], swiftSettings: strictSwift),
         .testTarget(
             name: "ReplayTests",
-            dependencies: ["Replay", "Detection", "ContactLog", "ENCore", "KeyFiles", "Storage", "GaendTestSupport"],
+            dependencies: ["Replay", "Detection", "ContactLog", "ENCore", "KeyFiles", "Storage", "SQLite", "GaendTestSupport"],
             swiftSettings: strictSwift),
         .testTarget(
             name: "DetectionTests",

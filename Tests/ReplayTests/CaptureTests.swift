@@ -5,6 +5,7 @@ import ENCore
 import Foundation
 import GaendTestSupport
 import Replay
+import SQLite
 import Storage
 import Testing
 
@@ -173,6 +174,30 @@ struct CaptureWriter {
         let known = rows.filter { $0.transmitter != CaptureReplay.unknownTransmitter }
         #expect(known.count == 84_456)
         #expect(rows.count - known.count == 103_137)
+        // DP-3T's own processing read the same logs: every sqlite row of the six scenarios is a
+        // sighting of the captures, the same receiver, transmitter, RSSI and time (the rows keep
+        // the microseconds, the captures' rows the milliseconds).
+        func key(_ receiver: String, _ transmitter: String, _ milliseconds: Int64, _ rssi: Int8) -> String {
+            "\(Int(receiver) ?? -1) \(Int(transmitter) ?? -1) \(milliseconds) \(rssi)"
+        }
+        let heard = Set(known.map { key($0.receiver, $0.transmitter, $0.time.milliseconds, $0.rssi) })
+        var sqliteRows = 0
+        var missing = [String]()
+        for scenario in ExperimentTraces.scenarios {
+            let path = ExperimentReplayTests.folder + "/scenario\(scenario).sqlite"
+            for row in try SQLiteDatabase(path: path).query("SELECT timestamp, receiver_id, transmitter_id, rssi FROM results") {
+                guard let seconds = row[0].real, let receiver = row[1].text, let transmitter = row[2].text, let rssi = row[3].integer.flatMap(Int8.init(exactly:))
+                else { continue }
+                sqliteRows += 1
+                let milliseconds = Int64((seconds * 1000).rounded(.down))
+                if !heard.contains(key(receiver, transmitter, milliseconds, rssi)), !heard.contains(key(receiver, transmitter, milliseconds - 1, rssi)) {
+                    missing.append("\(scenario): \(receiver) heard \(transmitter) at \(seconds), \(rssi) dBm")
+                }
+            }
+        }
+        #expect(sqliteRows == 34_835)
+        #expect(missing.isEmpty, "\(missing.count) of \(sqliteRows) sqlite rows not in the captures: \(missing.prefix(5))")
+
         // Every logged phone advertised, and everything was heard on 30 July 2020 (UTC).
         #expect(captures.allSatisfy { !$0.advertised.isEmpty })
         #expect(Set(rows.map { UTCDay(containing: $0.time).description }) == ["2020-07-30"])
