@@ -186,7 +186,8 @@ struct CaptureWriter {
         for scenario in ExperimentTraces.scenarios {
             let path = ExperimentReplayTests.folder + "/scenario\(scenario).sqlite"
             for row in try SQLiteDatabase(path: path).query("SELECT timestamp, receiver_id, transmitter_id, rssi FROM results") {
-                guard let seconds = row[0].real, let receiver = row[1].text, let transmitter = row[2].text, let rssi = row[3].integer.flatMap(Int8.init(exactly:))
+                guard let seconds = row[0].real, let receiver = row[1].text, let transmitter = row[2].text,
+                    let rssi = row[3].integer.flatMap(Int8.init(exactly:))
                 else { continue }
                 sqliteRows += 1
                 let milliseconds = Int64((seconds * 1000).rounded(.down))
