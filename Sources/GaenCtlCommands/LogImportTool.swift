@@ -14,10 +14,11 @@ struct LogImportTool: AsyncParsableCommand {
         commandName: "import",
         abstract: "Import what a btsnoop capture heard into a contact log, as gaend's scanner writes it.",
         discussion: """
-            The capture's advertising reports are cut into scan windows where GMS cuts them (a gap \\
-            over 25.5 s); each window's GAEN sightings are folded per RPI as gaend's scanner folds \\
-            them, its other reports counted, and the windows appended by the log's own writer, with \\
-            the RPIs and AEMs heard: `gaenctl tools match` then matches real key files against \\
+            The capture's advertising reports are cut into the scans its host switched on and off \
+            (LE Set (Extended) Scan Enable), or, in a capture without them, where GMS cuts scans (a \
+            gap over 25.5 s); each window's GAEN sightings are folded per RPI as gaend's scanner folds \
+            them, its other reports counted, and the windows appended by the log's own writer, with \
+            the RPIs and AEMs heard: `gaenctl tools match` then matches real key files against \
             them. A bad capture exits 2 naming the record; the log is not touched then.
             """)
 
@@ -62,7 +63,7 @@ struct LogImportTool: AsyncParsableCommand {
                 JSONValue.object([
                     ("scan_windows", .int(Int64(imported.windows))), ("aggregates", .int(Int64(imported.aggregates))),
                     ("reports", .int(Int64(imported.reports))), ("gaen_sightings", .int(Int64(sightings.heard.count))),
-                    ("without_rssi", .int(Int64(sightings.withoutRSSI))),
+                    ("without_rssi", .int(Int64(sightings.withoutRSSI))), ("outside_scans", .int(Int64(imported.outsideScans))),
                 ]).serialized())
         } else {
             print(

@@ -28,7 +28,8 @@ import Testing
             Issue.record("\(outcome)")
             return
         }
-        #expect(took < .seconds(3), "\(took)")
+        // The whole trickle takes 80 s; given up at 1 s (a generous bound for CI's loaded cores).
+        #expect(took < .seconds(30), "\(took)")
     }
 
     @Test func aCancelledRequestEndsItsTransfer() async throws {

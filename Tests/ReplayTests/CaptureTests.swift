@@ -90,6 +90,31 @@ struct CaptureWriter {
         }
     }
 
+    /// What `btmon -w` writes: the Linux monitor's datalink (2001), the packet's kind in the
+    /// record's flags and no H4 type byte, the monitor's own notes between.
+    @Test func btmonsMonitorFormatReads() throws {
+        let directory = try TemporaryDirectory()
+        var capture = CaptureWriter()
+        capture.bytes = Array("btsnoop\0".utf8) + [0, 0, 0, 1, 0, 0, 0x07, 0xD1]
+        func record(_ opcode: UInt32, _ packet: [UInt8], at time: UnixTime) {
+            let stamp = time.milliseconds * 1000 + 0x00dc_ddb3_0f2f_8000
+            capture.bytes +=
+                CaptureWriter.be32(UInt32(packet.count)) + CaptureWriter.be32(UInt32(packet.count)) + CaptureWriter.be32(0x0001_0000 | opcode)
+                + CaptureWriter.be32(0) + CaptureWriter.be64(stamp) + packet
+        }
+        let data = Self.payload(4).advertisingData(includingFlags: false)
+        let report: [UInt8] = [0x02, 1, 0x03, 0x01] + [1, 2, 3, 4, 5, 0xC6] + [UInt8(data.count)] + data + [UInt8(bitPattern: Int8(-66))]
+        record(12, Array("a system note".utf8), at: Self.noon)
+        record(2, [0x0C, 0x20, 0x02, 0x01, 0x00], at: Self.noon)
+        record(3, [0x3E, UInt8(report.count)] + report, at: Self.noon.adding(seconds: 1))
+        record(8, [], at: Self.noon.adding(seconds: 1))
+        try capture.write(to: directory.path + "/hci1.btsnoop")
+        let sightings = try CaptureSightings(path: directory.path + "/hci1.btsnoop", receiver: "hci1")
+        #expect(sightings.heard == [CaptureSightings.Heard(time: Self.noon.adding(seconds: 1), payload: Self.payload(4), rssi: -66)])
+        #expect(sightings.scanSwitches.map(\.on) == [true])
+        #expect(sightings.packets == 2)
+    }
+
     @Test func aBadCaptureIsNamedByItsRecord() throws {
         let directory = try TemporaryDirectory()
         var capture = CaptureWriter()
@@ -154,6 +179,44 @@ struct CaptureWriter {
         let first = aggregates.first { $0.rpi == CaptureTests.payload(2).rpi && $0.firstSeen == utc }
         #expect(first?.rssi.maximum == -60 && first?.reports == 2 && first?.lastSeen == utc.adding(seconds: 4))
         #expect(aggregates.count == 3)
+    }
+}
+
+/// A capture of the host's side holds its scan switches: the scans are the host's, not cut by
+/// gaps, and a report that arrives while scanning is off is counted, not written.
+@Suite(.ownThreads) struct HostScanImportTests {
+    @Test func theHostsScanSwitchesMakeTheWindows() async throws {
+        let directory = try TemporaryDirectory()
+        let noon = CaptureTests.noon
+        var capture = CaptureWriter()
+        // LE Set Scan Enable on, two reports a second apart, off; a report before the off's
+        // completion (the scan's, as gaend's scanner counts it) and one after (in flight: counted,
+        // not written); on again (the extended command), a report 40 s later (no gap cut here),
+        // and the capture ends.
+        capture.record([0x01, 0x0C, 0x20, 0x02, 0x01, 0x00], at: noon)
+        capture.hear(CaptureTests.payload(2), rssi: -70, at: noon.adding(seconds: 1))
+        capture.hear(CaptureTests.payload(2), rssi: -60, at: noon.adding(seconds: 2))
+        capture.record([0x01, 0x0C, 0x20, 0x02, 0x00, 0x00], at: noon.adding(seconds: 3))
+        capture.hear(CaptureTests.payload(3), rssi: -81, at: UnixTime(milliseconds: noon.milliseconds + 3500))
+        capture.record([0x04, 0x0E, 0x04, 0x01, 0x0C, 0x20, 0x00], at: UnixTime(milliseconds: noon.milliseconds + 3800))
+        capture.hear(CaptureTests.payload(3), rssi: -80, at: noon.adding(seconds: 4))
+        capture.record([0x01, 0x42, 0x20, 0x06, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00], at: noon.adding(seconds: 10))
+        capture.hear(CaptureTests.payload(3), rssi: -75, at: noon.adding(seconds: 50))
+        try capture.write(to: directory.path + "/h.btsnoop")
+        let sightings = try CaptureSightings(path: directory.path + "/h.btsnoop", receiver: "h")
+        #expect(sightings.scanSwitches.map(\.on) == [true, false, true])
+        let data = DataDirectory(path: directory.path + "/data")
+        _ = try data.prepare()
+        let imported = try await CaptureImport.run(sightings, offsetSeconds: 0, rssiCorrection: 0, into: data)
+        #expect(imported == CaptureImport.Imported(windows: 2, aggregates: 3, reports: 4, outsideScans: 1))
+        var windows = [ScanWindowRecord]()
+        try ContactLogReader(dataDirectory: data).forEachRecord { record in
+            if case .scanWindow(let window) = record { windows.append(window) }
+        }
+        #expect(windows.map(\.start) == [noon, noon.adding(seconds: 10)])
+        #expect(windows.first?.end == UnixTime(milliseconds: noon.milliseconds + 3800))
+        #expect(windows.last?.end == noon.adding(seconds: 50))
+        #expect(windows.last?.previousScanEnd == UnixTime(milliseconds: noon.milliseconds + 3800))
     }
 }
 

@@ -45,7 +45,8 @@ struct CaptureReplayToolTests {
         #expect(run.status == 0, "\(run.standardError)")
         let object = try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any] ?? [:]
         #expect(object["gaen_sightings"] as? Int == 9_957, "\(object)")
-        #expect(object["scan_windows"] as? Int == 67, "\(object)")
+        #expect(object["scan_windows"] as? Int == 460, "\(object)")
+        #expect(object["outside_scans"] as? Int == 0, "\(object)")
         #expect(object["aggregates"] as? Int == 1_435, "\(object)")
         let verify = try ToolRunner.run("gaenctl", ["tools", "log", "verify", "--data-dir", data])
         #expect(verify.status == 0 && verify.standardOutput.contains("intact: 1 segments"), "\(verify.standardOutput)")

@@ -24,8 +24,9 @@ struct SlowServerDaemonTests {
         let took = ContinuousClock.now - started
         #expect(detected.status == 1, "\(detected.standardOutput)\(detected.standardError)")
         #expect(detected.standardError.contains("no complete answer within 1.0 seconds"), "\(detected.standardError)")
-        // Four attempts of at most 1 s, and the backoff between them (2 + 4 + 8 s).
-        #expect(took < .seconds(25), "\(took)")
+        // Four attempts of at most 1 s, and the backoff between them (2 + 4 + 8 s): about 18 s,
+        // bounded generously for CI's loaded cores.
+        #expect(took < .seconds(60), "\(took)")
         let error = try harness.status()["last_detection_error"] as? String ?? ""
         #expect(error.contains("no complete answer within"), "\(error)")
         print("a key server trickling its index (a byte every 0.5 s) given up after \(took) (4 attempts of 1 s and 14 s of backoff)")

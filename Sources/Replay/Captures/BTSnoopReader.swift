@@ -37,16 +37,21 @@ package struct CaptureError: Error, Equatable, Sendable, CustomStringConvertible
 /// Reads a btsnoop capture (the format of Android's HCI snoop log and `btmon -w`) a record at a
 /// time through a 1 MiB window, so that memory does not grow with the capture.
 ///
-/// Header: `btsnoop\0`, version 1 (u32), datalink 1002, H4 (u32). Each record: original length,
-/// included length, flags, cumulative drops (u32 each), timestamp (i64, microseconds since
-/// 0000-01-01, `0x00dcddb30f2f8000` before the Unix epoch), all big-endian, then the included
-/// bytes: the packet with its H4 type. A record cut short, longer than any HCI packet, or of an
-/// unknown H4 type is refused with its number; reading stops there.
+/// Header: `btsnoop\0`, version 1 (u32), datalink (u32): 1002, H4, as Android writes it, or 2001,
+/// the Linux monitor's, as `btmon -w` writes it. Each record: original length, included length,
+/// flags, cumulative drops (u32 each), timestamp (i64, microseconds since 0000-01-01,
+/// `0x00dcddb30f2f8000` before the Unix epoch), all big-endian, then the included bytes: under
+/// H4 the packet with its H4 type; under the monitor's the packet alone, its kind in the flags'
+/// low 16 bits (2 command, 3 event, 4 and 5 ACL, 6 and 7 SCO, 18 and 19 ISO; the rest are the
+/// monitor's own notes, skipped) and the controller's index in the high 16 (every controller's
+/// packets are read). A record cut short, longer than any HCI packet, or of an unknown H4 type is
+/// refused with its number; reading stops there.
 package struct BTSnoopReader {
     package static let magic = Array("btsnoop\0".utf8)
     static let headerSize = 16
     static let recordHeaderSize = 24
     static let datalinkH4: UInt32 = 1002
+    static let datalinkMonitor: UInt32 = 2001
     static let epochOffsetMicroseconds: Int64 = 0x00dc_ddb3_0f2f_8000
     /// The largest H4 packet: an ACL packet of 65,535 bytes with its header and type byte.
     static let maximumPacket = 1 + 4 + 65_535
@@ -59,6 +64,8 @@ package struct BTSnoopReader {
     private var windowStart: Int64 = 0
     private var offset = Int64(headerSize)
     package private(set) var records = 0
+    /// Whether the records are the Linux monitor's (2001), their kind in the flags.
+    private var monitor = false
 
     /// Whether `bytes` (a file's first bytes) begin a btsnoop capture.
     package static func isCapture(_ bytes: some Collection<UInt8>) -> Bool { bytes.starts(with: magic) }
@@ -77,20 +84,42 @@ package struct BTSnoopReader {
         let version = Self.uint32(header, 8)
         let datalink = Self.uint32(header, 12)
         guard version == 1 else { throw CaptureError(file: self.name, record: 0, problem: "btsnoop version \(version), not 1") }
-        guard datalink == Self.datalinkH4 else {
-            throw CaptureError(file: self.name, record: 0, problem: "datalink \(datalink), not 1002 (H4): only H4 captures carry the packet type")
+        guard datalink == Self.datalinkH4 || datalink == Self.datalinkMonitor else {
+            throw CaptureError(
+                file: self.name, record: 0, problem: "datalink \(datalink), neither 1002 (H4) nor 2001 (the Linux monitor's): the packets' kinds are unknown")
+        }
+        monitor = datalink == Self.datalinkMonitor
+    }
+
+    /// The H4 type of a monitor record's kind, nil for the monitor's own notes.
+    static func h4Type(monitorOpcode: UInt32) -> UInt8? {
+        switch monitorOpcode {
+        case 2: 0x01
+        case 3: 0x04
+        case 4, 5: 0x02
+        case 6, 7: 0x03
+        case 18, 19: 0x05
+        default: nil
         }
     }
 
     /// The next packet, or nil at the end of the capture.
     package mutating func next() throws(CaptureError) -> CapturedPacket? {
-        guard offset < size else { return nil }
+        while offset < size {
+            if let packet = try record() { return packet }
+        }
+        return nil
+    }
+
+    /// The record at `offset` (moved past it): its packet, or nil for a monitor's note.
+    private mutating func record() throws(CaptureError) -> CapturedPacket? {
         let number = records + 1
         let header = try read(at: offset, count: Self.recordHeaderSize, record: number)
         let original = Self.uint32(header, 0)
         let included = Int(Self.uint32(header, 4))
+        let flags = Self.uint32(header, 8)
         let stamp = Int64(bitPattern: UInt64(Self.uint32(header, 16)) << 32 | UInt64(Self.uint32(header, 20)))
-        guard included >= 1, included <= Self.maximumPacket else {
+        guard included >= (monitor ? 0 : 1), included <= Self.maximumPacket else {
             throw CaptureError(file: name, record: number, problem: "a packet of \(included) bytes (1 to \(Self.maximumPacket))")
         }
         guard Int(original) >= included else {
@@ -101,12 +130,15 @@ package struct BTSnoopReader {
         guard (0...253_402_300_799_000_000).contains(microseconds), stamp >= Self.epochOffsetMicroseconds else {
             throw CaptureError(file: name, record: number, problem: "timestamp \(stamp) is not a time from 1970 to 9999")
         }
-        let packet = try read(at: offset + Int64(Self.recordHeaderSize), count: included, record: number)
-        guard (1...5).contains(packet[0]) else {
-            throw CaptureError(file: name, record: number, problem: "H4 packet type \(packet[0]) (1 to 5)")
-        }
+        var packet = try read(at: offset + Int64(Self.recordHeaderSize), count: included, record: number)
         offset += Int64(Self.recordHeaderSize + included)
         records = number
+        if monitor {
+            guard let type = Self.h4Type(monitorOpcode: flags & 0xFFFF) else { return nil }
+            packet.insert(type, at: 0)
+        } else if !(1...5).contains(packet[0]) {
+            throw CaptureError(file: name, record: number, problem: "H4 packet type \(packet[0]) (1 to 5)")
+        }
         return CapturedPacket(time: UnixTime(milliseconds: microseconds / 1000), bytes: packet)
     }
 
