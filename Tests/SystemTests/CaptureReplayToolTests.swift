@@ -57,6 +57,20 @@ struct CaptureReplayToolTests {
         #expect(refused.status == 2, "\(refused.standardError)")
         #expect(refused.standardError.contains("cut.btsnoop: record"), "\(refused.standardError)")
         #expect(try ToolRunner.run("gaenctl", ["tools", "log", "stats", "--data-dir", data, "--json"]).standardOutput.contains(#""aggregates":1435"#))
+
+        // Every phone's capture imports, each into a log of its own that verifies whole.
+        var sightings = 0
+        for name in try FileManager.default.contentsOfDirectory(atPath: Self.pcaps).filter({ $0.hasSuffix(".btsnoop") }).sorted() {
+            let folder = directory.path + "/" + name
+            let imported = try ToolRunner.run(
+                "gaenctl", ["tools", "log", "import", Self.pcaps + "/" + name, "--data-dir", folder, "--time-offset", "-7200", "--json"])
+            #expect(imported.status == 0, "\(name): \(imported.standardError)")
+            let figures = try JSONSerialization.jsonObject(with: Data(imported.standardOutput.utf8)) as? [String: Any] ?? [:]
+            sightings += figures["gaen_sightings"] as? Int ?? 0
+            #expect(try ToolRunner.run("gaenctl", ["tools", "log", "verify", "--data-dir", folder]).status == 0, "\(name)")
+        }
+        // Every GAEN sighting of the captures, of logged phones and others, their own reflections too.
+        #expect(sightings >= 84_456 + 103_137, "\(sightings)")
     }
 
     /// Issue 36: the whole day of experiment 34 from the captures, gaend's windows beside Google's
