@@ -83,10 +83,7 @@ struct ReplayTool: AsyncParsableCommand {
         var receivers = Set<String>()
         for path in paths {
             let receiver = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
-            guard (1...SightingsFile.maximumIDLength).contains(receiver.utf8.count),
-                receiver.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 32 && $0.value < 127 && $0 != "," }),
-                receiver != CaptureReplay.unknownTransmitter
-            else {
+            guard SightingsFile.isID(receiver), receiver != CaptureReplay.unknownTransmitter else {
                 throw UsageError("SIGHTINGS", "\(path): its name '\(receiver)' is not a receiver id (1 to 64 printable ASCII characters, not 'unknown')")
             }
             guard receivers.insert(receiver).inserted else { throw UsageError("SIGHTINGS", "\(path): a second capture of receiver '\(receiver)'") }

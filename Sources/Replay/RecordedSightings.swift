@@ -46,6 +46,11 @@ package enum SightingsFile {
     package static let maximumIDLength = 64
     static let header = ["time", "receiver", "transmitter", "rssi"]
 
+    /// An id: 1 to `maximumIDLength` printable ASCII characters, none of them the CSV's comma.
+    package static func isID(_ id: String) -> Bool {
+        (1...maximumIDLength).contains(id.utf8.count) && id.unicodeScalars.allSatisfy { $0.isASCII && $0.value > 32 && $0.value < 127 && $0 != "," }
+    }
+
     package static func read(_ data: Data) throws(SightingsFileError) -> [RecordedSighting] {
         guard data.count <= maximumBytes else {
             throw SightingsFileError(line: 0, problem: "\(data.count) bytes, over the \(maximumBytes)-byte limit")
@@ -83,7 +88,7 @@ package enum SightingsFile {
             throw fail("time '\(fields[0])' is not unix seconds")
         }
         for (name, id) in [("receiver", fields[1]), ("transmitter", fields[2])] {
-            guard (1...maximumIDLength).contains(id.utf8.count), id.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 32 && $0.value < 127 }) else {
+            guard isID(id) else {
                 throw fail("\(name) '\(id.prefix(maximumIDLength))' is not an id of 1 to \(maximumIDLength) printable ASCII characters")
             }
         }

@@ -7,11 +7,7 @@ import Foundation
 import Replay
 
 /// A scan instance as both sides give it: Google's windows (`backend-checks/`) and gaend's replay.
-struct ComparedInstance: Hashable {
-    var typical: Int
-    var minimum: Int
-    var seconds: Int
-}
+typealias ComparedInstance = AlignedInstance
 
 /// How Google's windows are matched with gaend's. Google's carry no time and no transmitter, so a
 /// match can only be a likeness of attenuations and seconds; every way of matching is therefore

@@ -59,7 +59,7 @@ extension TracesBench {
         var google = [String: [[AlignedInstance]]]()
         for (observer, windows) in try Self.googleWindows(traces + "/backend-checks") {
             let name = observer.count == 1 ? "0" + observer : observer
-            google[name] = windows.map { $0.map { AlignedInstance(typical: $0.typical, minimum: $0.minimum, seconds: $0.seconds) } }
+            google[name] = Array(windows)
                 .sorted { $0.lexicographicallyPrecedes($1) { ($0.typical, $0.minimum, $0.seconds) < ($1.typical, $1.minimum, $1.seconds) } }
         }
         let receivers = google.keys.filter { computed[$0] != nil }.sorted { (Int($0) ?? 0) < (Int($1) ?? 0) }

@@ -9,36 +9,6 @@ import SQLite
 import Storage
 import Testing
 
-/// A btsnoop capture written for a test: the header, then records of H4 packets.
-struct CaptureWriter {
-    var bytes: [UInt8] = Array("btsnoop\0".utf8) + [0, 0, 0, 1] + [0, 0, 0x03, 0xEA]
-
-    static func be32(_ value: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: value >> (24 - 8 * $0)) } }
-    static func be64(_ value: Int64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: UInt64(bitPattern: value) >> (56 - 8 * UInt64($0))) } }
-
-    mutating func record(_ packet: [UInt8], at time: UnixTime, original: Int? = nil) {
-        let stamp = time.milliseconds * 1000 + 0x00dc_ddb3_0f2f_8000
-        bytes += Self.be32(UInt32(original ?? packet.count)) + Self.be32(UInt32(packet.count)) + Self.be32(0) + Self.be32(0) + Self.be64(stamp) + packet
-    }
-
-    /// LE Set Advertising Data (0x2008): length, then the 31-byte frame.
-    mutating func advertise(_ payload: ExposureNotificationPayload, at time: UnixTime) {
-        var frame = payload.advertisingData()
-        let length = UInt8(frame.count)
-        frame += [UInt8](repeating: 0, count: 31 - frame.count)
-        record([0x01, 0x08, 0x20, 32, length] + frame, at: time)
-    }
-
-    /// An LE Advertising Report of `payload` (as Android sends it: no Flags), at `rssi`.
-    mutating func hear(_ payload: ExposureNotificationPayload, rssi: Int8, at time: UnixTime) {
-        let data = payload.advertisingData(includingFlags: false)
-        let report: [UInt8] = [0x02, 1, 0x03, 0x01] + [1, 2, 3, 4, 5, 0xC6] + [UInt8(data.count)] + data + [UInt8(bitPattern: rssi)]
-        record([0x04, 0x3E, UInt8(report.count)] + report, at: time)
-    }
-
-    func write(to path: String) throws { try Data(bytes).write(to: URL(fileURLWithPath: path)) }
-}
-
 @Suite(.ownThreads) struct CaptureTests {
     static func payload(_ seed: UInt8) -> ExposureNotificationPayload {
         ExposureNotificationPayload(
@@ -94,14 +64,9 @@ struct CaptureWriter {
     /// record's flags and no H4 type byte, the monitor's own notes between.
     @Test func btmonsMonitorFormatReads() throws {
         let directory = try TemporaryDirectory()
-        var capture = CaptureWriter()
-        capture.bytes = Array("btsnoop\0".utf8) + [0, 0, 0, 1, 0, 0, 0x07, 0xD1]
-        func record(_ opcode: UInt32, _ packet: [UInt8], at time: UnixTime) {
-            let stamp = time.milliseconds * 1000 + 0x00dc_ddb3_0f2f_8000
-            capture.bytes +=
-                CaptureWriter.be32(UInt32(packet.count)) + CaptureWriter.be32(UInt32(packet.count)) + CaptureWriter.be32(0x0001_0000 | opcode)
-                + CaptureWriter.be32(0) + CaptureWriter.be64(stamp) + packet
-        }
+        var capture = CaptureWriter(datalink: CaptureWriter.monitor)
+        // The monitor's kind in the flags' low 16 bits, controller 1 in the high 16.
+        func record(_ opcode: UInt32, _ packet: [UInt8], at time: UnixTime) { capture.record(packet, at: time, flags: 0x0001_0000 | opcode) }
         let data = Self.payload(4).advertisingData(includingFlags: false)
         let report: [UInt8] = [0x02, 1, 0x03, 0x01] + [1, 2, 3, 4, 5, 0xC6] + [UInt8(data.count)] + data + [UInt8(bitPattern: Int8(-66))]
         record(12, Array("a system note".utf8), at: Self.noon)

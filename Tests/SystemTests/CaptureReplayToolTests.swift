@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
+import ENCore
 import Foundation
 import GaendTestSupport
 import Testing
@@ -101,9 +102,10 @@ struct CaptureReplayToolTests {
 
     @Test func aCaptureCutShortIsNamed() throws {
         let directory = try TemporaryDirectory()
-        var capture = CaptureBytes()
-        capture.record([0x04, 0x0E, 0x04, 0x01, 0x03, 0x0C, 0x00])
-        capture.record([0x04, 0x0E, 0x04, 0x01, 0x03, 0x0C, 0x00])
+        var capture = CaptureWriter()
+        let noon = UnixTime(seconds: 1_596_110_400)
+        capture.record([0x04, 0x0E, 0x04, 0x01, 0x03, 0x0C, 0x00], at: noon)
+        capture.record([0x04, 0x0E, 0x04, 0x01, 0x03, 0x0C, 0x00], at: noon)
         let path = directory.path + "/07.btsnoop"
         try Data(capture.bytes.dropLast(2)).write(to: URL(fileURLWithPath: path))
         let run = try ToolRunner.run("gaenctl", ["tools", "replay", path])
@@ -113,17 +115,5 @@ struct CaptureReplayToolTests {
         let offset = try ToolRunner.run("gaenctl", ["tools", "replay", path, "--from", "yesterday"])
         #expect(offset.status == 2)
         #expect(offset.standardError.contains("--from"), "\(offset.standardError)")
-    }
-}
-
-/// A btsnoop capture's bytes, records of H4 packets at one time.
-struct CaptureBytes {
-    var bytes: [UInt8] = Array("btsnoop\0".utf8) + [0, 0, 0, 1, 0, 0, 0x03, 0xEA]
-
-    mutating func record(_ packet: [UInt8]) {
-        func be32(_ value: Int) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: value >> (24 - 8 * $0)) } }
-        let stamp = UInt64(1_596_110_400_000_000) + 0x00dc_ddb3_0f2f_8000
-        bytes += be32(packet.count) + be32(packet.count) + be32(0) + be32(0) + (0..<8).map { UInt8(truncatingIfNeeded: stamp >> (56 - 8 * UInt64($0))) }
-        bytes += packet
     }
 }

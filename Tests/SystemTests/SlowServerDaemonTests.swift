@@ -61,6 +61,11 @@ struct SlowServerDaemonTests {
         // Wake-ups as gaen-bench idle counts them: each thread's context switches, for the
         // threads there before and after.
         let wakeUps = switchesAfter.reduce(0) { $0 + max(0, $1.value - (switchesBefore[$1.key] ?? $1.value)) }
+        // The worker answers while its run waits (issue 40, item 15: a run's bookkeeping once held
+        // the API for minutes, and gaenctl called a busy gaend "not running").
+        let status = try harness.ctl(["status", "--timeout", "5"])
+        #expect(status.status == 0, "\(status.standardError)")
+        #expect(status.standardOutput.contains("LastDetectionTime"), "\(status.standardOutput)")
         try await planted.server.release("/index.txt")
         print("gaend waiting 5 s on a key server that does not answer: \(spent) s of CPU, \(wakeUps) wake-ups")
         #expect(spent < 0.25, "\(spent) s of CPU in 5 s of waiting")

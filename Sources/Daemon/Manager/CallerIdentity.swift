@@ -11,4 +11,14 @@ enum CallerIdentity {
             [.string(sender)]
         ).first?.uint32
     }
+
+    /// The caller's uid and groups (GetConnectionCredentials: UnixUserID, UnixGroupIDs, which
+    /// dbus-daemon reads with SO_PEERCRED and SO_PEERGROUPS); nil when the bus does not say.
+    static func credentials(of sender: String, on bus: DBusConnection) async throws -> (uid: UInt32, groups: [UInt32])? {
+        let reply = try await bus.call(
+            destination: StandardInterfaces.bus, path: StandardInterfaces.busPath, interface: StandardInterfaces.bus, member: "GetConnectionCredentials",
+            [.string(sender)])
+        guard let fields = reply.first?.stringKeyed?.mapValues({ $0.variant ?? $0 }), let uid = fields["UnixUserID"]?.uint32 else { return nil }
+        return (uid, fields["UnixGroupIDs"]?.arrayElements?.compactMap(\.uint32) ?? [])
+    }
 }

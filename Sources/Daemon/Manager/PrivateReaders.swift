@@ -26,14 +26,8 @@ package struct PrivateReaders: Sendable {
     }
 
     func allows(_ sender: String) async -> Bool {
-        guard
-            let reply = try? await bus.call(
-                destination: StandardInterfaces.bus, path: StandardInterfaces.busPath, interface: StandardInterfaces.bus,
-                member: "GetConnectionCredentials", [.string(sender)]),
-            let credentials = reply.first?.stringKeyed?.mapValues({ $0.variant ?? $0 }), let uid = credentials["UnixUserID"]?.uint32
-        else { return false }
-        if uid == 0 || uid == ownUser { return true }
-        guard let group, let groups = credentials["UnixGroupIDs"]?.arrayElements else { return false }
-        return groups.contains { $0.uint32 == group }
+        guard let caller = try? await CallerIdentity.credentials(of: sender, on: bus) else { return false }
+        if caller.uid == 0 || caller.uid == ownUser { return true }
+        return group.map(caller.groups.contains) ?? false
     }
 }

@@ -154,23 +154,14 @@ package actor DetectionWorker {
             } catch {
                 // A run that fails before it starts is still a failed run: LastDetectionError names
                 // the configuration and its key, and DetectionFinished says so.
-                state.lastError = "\(error)"
-                try? state.save(to: dataDirectory)
-                await finish(DetectionOutcome(finished: clock.now(), result: nil, error: error))
-                throw error
+                throw await failed(error)
             }
         }
         if clock.distrust != nil {
             // The key server's answer is a witness to the clock (its Date): asked for the index
             // first, which may be all the clock needed. Nothing else is done on an untrusted clock.
             _ = try? await downloader.pendingFiles()
-            if let distrust = clock.distrust {
-                let error = DetectionWorkerError.clockUntrusted(distrust)
-                state.lastError = "\(error)"
-                try? state.save(to: dataDirectory)
-                await finish(DetectionOutcome(finished: clock.now(), result: nil, error: error))
-                throw error
-            }
+            if let distrust = clock.distrust { throw await failed(.clockUntrusted(distrust)) }
         }
         let configuration = configuration ?? defaultConfiguration
         let limit = configuration.isV1Only ? settings.runsPerDayV1 : settings.runsPerDayV2
@@ -225,10 +216,7 @@ package actor DetectionWorker {
             return result
         case .failure(let error):
             try? budget.giveBack(reservation, now: clock.now())
-            state.lastError = "\(error)"
-            try? state.save(to: dataDirectory)
-            await finish(DetectionOutcome(finished: clock.now(), result: nil, error: error))
-            throw error
+            throw await failed(error)
         }
     }
 
