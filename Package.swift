@@ -59,8 +59,14 @@ let package = Package(
         // State under a lock that tasks wait on, cancellably: the package's one such waiter.
         .target(name: "Conditions", swiftSettings: strictSwift),
         // Whether the wall clock may be trusted: the kernel's synchronization, the key server's Date,
-        // the boot clock that times what is heard meanwhile.
-        .target(name: "ClockTrust", dependencies: ["ENCore", "SystemCalls", "Conditions"], swiftSettings: strictSwift),
+        // the boot clock that times what is heard meanwhile; the service that keeps the verdict.
+        .target(
+            name: "ClockTrust",
+            dependencies: [
+                "ENCore", "SystemCalls", "Conditions", "ContactLog", .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSwift),
         // gaend's own executors (threads that sleep until there is work), installed by its entry.
         .target(name: "Executors", dependencies: ["SystemCalls"], swiftSettings: strictSwift),
         // What the three programs' command lines share: usage errors exit 2.
@@ -104,15 +110,20 @@ let package = Package(
         // The commit built, for --version: a leaf module, so a new commit recompiles only it.
         .target(name: "BuildRevision", dependencies: ["ENCore"], swiftSettings: strictSwift, plugins: ["RevisionPlugin"]),
         .plugin(name: "RevisionPlugin", capability: .buildTool()),
-        // The beacon whatever the back end: session, advertiser, scanner, timeline, status.
+        // The beacon whatever the back end: session, advertiser, scanner, timeline, status, and its
+        // driver (the machine, the back-end protocol).
         .target(
             name: "Beacon",
             dependencies: [
-                "ENCore", "ENCrypto", "KeySchedule", "ContactLog", "GaendConfiguration", "Conditions", .product(name: "Logging", package: "swift-log"),
+                "ENCore", "ENCrypto", "KeySchedule", "ContactLog", "GaendConfiguration", "Conditions", "DaemonLog",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strictSwift),
         // The beacon's back end on an HCI controller (kernel, UART, socket).
-        .target(name: "HCIBeacon", dependencies: ["ENCore", "HCI", "Beacon"], swiftSettings: strictSwift),
+        .target(
+            name: "HCIBeacon", dependencies: ["ENCore", "HCI", "Beacon", "GaendConfiguration", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSwift),
         // The only libsqlite3 user: a connection, statements, transactions.
         .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: strictSwift),
         // The only libpq user: a connection, binary parameters and results, transactions.
@@ -169,6 +180,7 @@ let package = Package(
             name: "gaend",
             dependencies: [
                 "ENCore", "GaendConfiguration", "BuildRevision", "Daemon", "DaemonLog", "CommandSupport", "Executors", "ClockTrust", "HCI", "Beacon",
+                "HCIBeacon", "BlueZ",
                 "Detection",
                 "KeySchedule",
                 "ContactLog", "Storage", "SystemCalls",
@@ -241,7 +253,7 @@ let package = Package(
         .testTarget(
             name: "DaemonTests",
             dependencies: [
-                "Daemon", "Beacon", "HCI", "DBus", "GaendAPI", "GaendConfiguration", "ENCore", "KeySchedule", "ContactLog", "KeyFiles", "Storage",
+                "Daemon", "Beacon", "HCI", "HCIBeacon", "DBus", "GaendAPI", "GaendConfiguration", "ENCore", "KeySchedule", "ContactLog", "KeyFiles", "Storage",
                 "SystemCalls", "ClockTrust",
                 "GaendTestSupport",
                 .product(name: "Logging", package: "swift-log"),
@@ -253,13 +265,19 @@ let package = Package(
         .testTarget(
             name: "BeaconTests",
             dependencies: [
-                "Beacon", "HCIBeacon", "HCI", "GaendConfiguration", "ENCore", "ENCrypto", "KeySchedule", "ContactLog", "Storage", "GaendTestSupport",
+                "Beacon", "HCIBeacon", "HCI", "GaendConfiguration", "ENCore", "ENCrypto", "KeySchedule", "ContactLog", "Storage", "SystemCalls",
+                "ClockTrust", "GaendTestSupport",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
             ],
             swiftSettings: strictSwift),
         .testTarget(
             name: "BlueZTests",
-            dependencies: ["BlueZ", "DBus", "HCI", "Beacon", "ENCore", "GaendTestSupport", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "BlueZ", "DBus", "HCI", "Beacon", "ENCore", "GaendConfiguration", "KeySchedule", "ContactLog", "Storage", "GaendTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSwift),
         .testTarget(
             name: "KeyServerTests",

@@ -104,6 +104,7 @@ class AdapterState:
         self.clients = {}  # sender -> DiscoveryClient
         self.found = set()  # device paths seen in this discovery (adapter->discovery_found)
         self.discovery_discoverable = False
+        self.adverts_on_stop = 0  # sightings signalled just before the next StopDiscovery's reply
 
 
 ADAPTERS = {}  # adapter object path -> AdapterState
@@ -572,6 +573,11 @@ class Adapter:
         client = state.clients.get(sender)
         if not client or not client.discovering:
             return err(failed("No discovery started"))
+        # Reports the kernel delivered before the stop completed reach the bus before the reply.
+        for index in range(state.adverts_on_stop):
+            SeeAdvert(None, state.name, "0A:%02X:%02X:%02X:00:01" % (index >> 16 & 0xFF, index >> 8 & 0xFF, index & 0xFF), "random",
+                      dbus.Array(list(index.to_bytes(4, "big")) * 4 + [1, 2, 3, 4], signature="y"), dbus.Int16(-60))
+        state.adverts_on_stop = 0
         ok()
         stop_session(adapter, state, client, keep_filter=True)
         return None
@@ -830,6 +836,15 @@ def client_filter_match(clients, rssi):
         if f["RSSI"] is None or f["RSSI"] <= rssi or f["Pathloss"] is None:
             return True
     return False
+
+
+@dbus.service.method(MOCK_IFACE, in_signature="su", out_signature="")
+def SeeAdvertsWhenStopping(self, adapter_name, count):
+    """Test control: the next StopDiscovery on the adapter first signals `count` sightings of
+    distinct addresses and RPIs, as bluetoothd passes on the reports the kernel delivered before
+    the stop completed."""
+    _, state = lookup(adapter_name)
+    state.adverts_on_stop = int(count)
 
 
 @dbus.service.method(MOCK_IFACE, in_signature="sssayn", out_signature="b")

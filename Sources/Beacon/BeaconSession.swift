@@ -8,11 +8,12 @@ package import Logging
 package import GaendConfiguration
 
 /// One beacon on one back end: the advertiser, the scanner and their timeline, built, run,
-/// interrupted and finished the same way whatever the back end. The radio services (HCI, BlueZ)
-/// only decide when: on connection, after a fault, at shutdown or when the owner disables.
+/// interrupted and finished the same way whatever the back end. `BeaconDriver` decides when: on
+/// connection, after a fault, at shutdown or when the owner disables.
 package final class BeaconSession: Sendable {
     package let advertiser: Advertiser
     package let scanner: Scanner
+    let radio: any BeaconRadio
     let log: ContactLogWriter
     let clock: any WallClock
     let settings: RadioSettings
@@ -29,6 +30,7 @@ package final class BeaconSession: Sendable {
     ) throws(CryptoError) {
         advertiser = try Advertiser(radio: radio, keys: keys, clock: clock, random: random, settings: settings, onAir: onAir, logger: logger)
         self.random = random
+        self.radio = radio
         self.clock = clock
         scanner = Scanner(radio: radio, log: log, clock: clock, monotonic: monotonic, settings: settings, untrusted: untrusted, logger: logger)
         self.log = log
@@ -62,6 +64,13 @@ package final class BeaconSession: Sendable {
         } catch {
             logger.warning("writing the interrupted scan window", metadata: ["error": "\(error)"])
         }
+    }
+
+    /// Disabled beside a host that stays (bluetoothd): advertising and scanning off there. The
+    /// window was written when the beacon stopped.
+    package func silence() async {
+        try? await advertiser.stop()
+        try? await radio.stopScanning()
     }
 
     /// Shutdown or disable: scanning stopped and the open window appended, advertising off, the

@@ -65,9 +65,10 @@ package actor Scanner {
         }
     }
 
-    /// Takes one report into the open window.
-    package func handle(_ report: RadioReport) {
-        guard var current = window else { return }
+    /// Takes one report into the open window; false when no window is open to take it.
+    @discardableResult
+    package func handle(_ report: RadioReport) -> Bool {
+        guard var current = window else { return false }
         defer { window = current }
         switch report {
         case .sighting(let sighting):
@@ -78,6 +79,7 @@ package actor Scanner {
         case .other: current.aggregator.addOther()
         case .malformed: current.aggregator.addMalformed()
         }
+        return true
     }
 
     /// Ends the window: scanning off, the aggregates and the window record appended (and synced, by

@@ -18,11 +18,17 @@ package actor HCIRadio: BeaconRadio {
     package private(set) var lastAdvertisingGap: Duration?
     /// What the gap is measured on.
     private let clock: any Clock<Duration>
+    /// Returns once the controller's first n reports have been handed to the scanner.
+    private let drain: @Sendable (UInt64) async -> Void
 
     /// - Parameter extended: the command family; by default the extended one when the controller
     ///   offers it (tests choose legacy on such a controller too).
-    package init(controller: HCIController, info: ControllerInfo, extended: Bool? = nil, clock: any Clock<Duration> = ContinuousClock()) {
+    package init(
+        controller: HCIController, info: ControllerInfo, extended: Bool? = nil, clock: any Clock<Duration> = ContinuousClock(),
+        drain: @escaping @Sendable (UInt64) async -> Void = { _ in }
+    ) {
         self.clock = clock
+        self.drain = drain
         self.controller = controller
         self.info = info
         self.extended = extended ?? info.supportsExtendedAdvertising
@@ -80,8 +86,12 @@ package actor HCIRadio: BeaconRadio {
         }
     }
 
+    /// The disable, then the drain: every report the controller sent before its completion is
+    /// in the scanner's hands (and so in the window being closed) when this returns.
     package func stopScanning() async throws {
-        try await controller.send(extended ? .leSetExtendedScanEnable(false, filterDuplicates: false) : .leSetScanEnable(false, filterDuplicates: false))
+        let completion = try await controller.sendMarked(
+            extended ? .leSetExtendedScanEnable(false, filterDuplicates: false) : .leSetScanEnable(false, filterDuplicates: false))
+        await drain(completion.reportsBefore)
     }
 }
 

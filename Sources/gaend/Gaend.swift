@@ -15,6 +15,8 @@ import Foundation
 import KeySchedule
 import Logging
 import Beacon
+import BlueZ
+import HCIBeacon
 import ServiceLifecycle
 import Storage
 import UnixSignals
@@ -183,9 +185,11 @@ struct Gaend: AsyncParsableCommand {
             untrusted: UntrustedWindows(held: held, bootMilliseconds: { clock.bootMilliseconds() }), clockShifts: clock.shifts,
             logger: Logger(label: "gaend.radio"))
         if case .bluez(let index) = configuration.radio {
-            services.append(BlueZRadioService(adapterIndex: index, beacon: beacon))
+            services.append(
+                BeaconDriver(
+                    backend: BlueZBackend(adapterIndex: index, txPower: configuration.radioSettings.txPower ?? 0, logger: beacon.logger), context: beacon))
         } else if configuration.radio != .none {
-            services.append(RadioService(spec: configuration.radio, beacon: beacon))
+            services.append(BeaconDriver(backend: HCIBackend(spec: configuration.radio, logger: beacon.logger), context: beacon))
         }
         let hookRunner = ExposureHookRunner(settings: hookSettings, logger: Logger(label: "gaend.hook"))
         if worker.canDownload { services.append(DetectionTimerService(worker: worker)) }

@@ -3,13 +3,20 @@
 import Beacon
 import Testing
 
-/// The beacon's decisions over bluetoothd, without a bus: what bluetoothd, the owner and the
-/// beacon's faults do in, actions out.
+/// The beacon's decisions over bluetoothd, without a bus: what the bus, bluetoothd, the owner and
+/// the beacon's faults do in, actions out.
 @Suite struct BlueZBeaconMachineTests {
+    /// A machine on an open system bus, bluetoothd not yet seen.
+    static func connected(enabled: Bool = true, adapter: String = "hci0") -> BeaconMachine {
+        var machine = BeaconMachine(backend: .bluez(adapter: adapter))
+        #expect(machine.handle(.enabled(enabled)) == [.connect])
+        #expect(machine.handle(.connected) == [.reportOff(reason: "bluetoothd is not on the system bus")])
+        return machine
+    }
+
     /// A machine that runs the beacon: enabled, bluetoothd present, its adapter powered.
     static func running() -> BeaconMachine {
-        var machine = BeaconMachine(backend: .bluez(adapter: "hci0"))
-        _ = machine.handle(.enabled(true))
+        var machine = connected()
         _ = machine.handle(.ownerChanged(":1.7"))
         let actions = machine.handle(.adapterRead(present: true, powered: true))
         #expect(actions == [.reportStarting, .startBeacon])
@@ -18,8 +25,7 @@ import Testing
     }
 
     @Test func startsOnceEveryConditionHolds() {
-        var machine = BeaconMachine(backend: .bluez(adapter: "hci0"))
-        #expect(machine.handle(.enabled(true)) == [.reportOff(reason: "bluetoothd is not on the system bus")])
+        var machine = Self.connected()
         // Nothing is decided while bluetoothd's objects are being read.
         #expect(machine.handle(.ownerChanged(":1.7")) == [.forgetRegistrations, .readAdapter])
         #expect(machine.handle(.adapterRead(present: true, powered: false)) == [.reportOff(reason: "adapter hci0 is powered off")])
@@ -63,19 +69,28 @@ import Testing
         var machine = Self.running()
         #expect(machine.handle(.released) == [.forgetRegistrations, .stopBeacon, .reportStarting, .startBeacon])
         // Not running: nothing to stop, and the status says why.
-        var idle = BeaconMachine(backend: .bluez(adapter: "hci1"))
+        var idle = Self.connected(adapter: "hci1")
         #expect(idle.handle(.released) == [.forgetRegistrations, .reportOff(reason: "bluetoothd is not on the system bus")])
     }
 
-    @Test func shutdownAndTheBusLostEndTheConnection() {
+    @Test func shutdownEndsAndALostBusIsConnectedAgain() {
         var machine = Self.running()
-        #expect(machine.handle(.shutdown) == [.finish, .end])
+        #expect(machine.handle(.shutdown) == [.finish, .disconnect, .end])
         #expect(machine.handle(.powered(false)) == [])
         var lost = Self.running()
-        #expect(lost.handle(.busLost) == [.stopBeacon, .reportOff(reason: "the system bus went away"), .end])
+        #expect(lost.handle(.lost) == [.stopBeacon, .disconnect, .reportOff(reason: "the system bus went away"), .wait(.seconds(1), for: .reconnect)])
+        // News of the closed bus is stale; the next bus starts from nothing known.
         #expect(lost.handle(.ownerChanged(":1.7")) == [])
-        var idle = BeaconMachine(backend: .bluez(adapter: "hci0"))
-        #expect(idle.handle(.busLost) == [.reportOff(reason: "the system bus went away"), .end])
+        #expect(lost.handle(.waited(.reconnect)) == [.connect])
+        #expect(lost.handle(.unreachable) == [.reportOff(reason: "the system bus is unreachable"), .wait(.seconds(2), for: .reconnect)])
+        #expect(lost.handle(.waited(.reconnect)) == [.connect])
+        #expect(lost.handle(.connected) == [.reportOff(reason: "bluetoothd is not on the system bus")])
+        #expect(lost.handle(.ownerChanged(":1.7")) == [.forgetRegistrations, .readAdapter])
+        #expect(lost.handle(.adapterRead(present: true, powered: true)) == [.reportStarting, .startBeacon])
+        // Disabled, the bus stays: the status still follows the adapter.
+        var idle = Self.connected(enabled: false)
+        #expect(idle.handle(.lost) == [.disconnect, .reportOff(reason: "the system bus went away"), .wait(.seconds(1), for: .reconnect)])
+        #expect(idle.handle(.waited(.reconnect)) == [.connect])
     }
 
     @Test func aFaultStopsAndRestartsAfterTheBackoffUnlessTheAdapterWentMeanwhile() {
@@ -86,10 +101,12 @@ import Testing
                 == [.stopBeacon, .reportStarting, .wait(.seconds(1), for: .restart(after: "bluetoothd refused the advertisement"))])
         // Nothing starts during the wait, whatever comes.
         #expect(machine.handle(.powered(true)) == [])
-        #expect(machine.handle(.waited) == [.reportStarting, .startBeacon])
+        // A wait for something else does not end it.
+        #expect(machine.handle(.waited(.reconnect)) == [])
+        #expect(machine.handle(.waited(.restart(after: "bluetoothd refused the advertisement"))) == [.reportStarting, .startBeacon])
         #expect(machine.handle(.fault("again", at: .seconds(12))) == [.stopBeacon, .reportStarting, .wait(.seconds(2), for: .restart(after: "again"))])
         #expect(machine.handle(.powered(false)) == [.reportOff(reason: "adapter hci0 is powered off")])
-        #expect(machine.handle(.waited) == [.reportOff(reason: "adapter hci0 is powered off")])
+        #expect(machine.handle(.waited(.restart(after: "again"))) == [.reportOff(reason: "adapter hci0 is powered off")])
     }
 }
 
@@ -117,7 +134,7 @@ import Testing
         _ = machine.handle(.enabled(true))
         for wait in [1, 2, 4, 8, 16, 30, 30] {
             #expect(machine.handle(.unreachable) == [.reportOff(reason: "the controller is unreachable"), .wait(.seconds(wait), for: .reconnect)])
-            #expect(machine.handle(.waited) == [.connect])
+            #expect(machine.handle(.waited(.reconnect)) == [.connect])
         }
         #expect(machine.handle(.connected) == [.reportStarting, .startBeacon])
     }
@@ -129,11 +146,11 @@ import Testing
         // A second report of the same fault (its event after the command it failed) changes nothing.
         #expect(machine.handle(.fault("the controller reported a hardware error", at: .seconds(100))) == [])
         for (at, wait) in [(101, 2), (103, 4), (107, 8)] {
-            #expect(machine.handle(.waited) == [.reportStarting, .startBeacon])
+            #expect(machine.handle(.waited(.restart(after: "refused"))) == [.reportStarting, .startBeacon])
             actions = machine.handle(.fault("refused", at: .seconds(Int64(at))))
             #expect(actions.last == .wait(.seconds(wait), for: .restart(after: "refused")))
         }
-        #expect(machine.handle(.waited) == [.reportStarting, .startBeacon])
+        #expect(machine.handle(.waited(.restart(after: "refused"))) == [.reportStarting, .startBeacon])
         // A minute without a fault: 1 s again.
         #expect(machine.handle(.fault("refused", at: .seconds(167))).last == .wait(.seconds(1), for: .restart(after: "refused")))
     }
@@ -143,7 +160,7 @@ import Testing
         #expect(machine.handle(.lost) == [.stopBeacon, .disconnect, .reportStarting, .wait(.seconds(1), for: .reconnect)])
         // The end of the transport it closed is no news.
         #expect(machine.handle(.lost) == [])
-        #expect(machine.handle(.waited) == [.connect])
+        #expect(machine.handle(.waited(.reconnect)) == [.connect])
         #expect(machine.handle(.connected) == [.reportStarting, .startBeacon])
         // Lost again after it worked: 1 s again, not 2.
         #expect(machine.handle(.lost).last == .wait(.seconds(1), for: .reconnect))
@@ -158,7 +175,7 @@ import Testing
         var waiting = Self.running()
         _ = waiting.handle(.lost)
         #expect(waiting.handle(.enabled(false)) == [])
-        #expect(waiting.handle(.waited) == [])
+        #expect(waiting.handle(.waited(.reconnect)) == [])
         #expect(waiting.handle(.enabled(true)) == [.connect])
     }
 

@@ -80,6 +80,12 @@ import GaendConfiguration
         async let reading: Void = driver.run()
         let rpi = "8be6cd371c5c891604bfbe49df845096"
         let good = try Hex.decode("043e28020102012f1e9d7c5b3a1c03036ffd17166ffd" + rpi + "72033874c4")
+        // Before any scan a report belongs to none: counted, not queued.
+        controller.write(good)
+        // (A command's completion comes after what the controller sent before it.)
+        try await driver.send(.readLocalVersionInformation)
+        #expect(await driver.reportsOutsideScans == 1)
+        try await driver.send(.leSetScanEnable(true, filterDuplicates: false))
         controller.write([0x04, 0x3E, 0x03, 0x02, 0x05, 0x00])  // a report event that lies about its count
         controller.write([0x04, 0x3E, 0x0C, 0x02, 0x01, 0x03, 0x01, 1, 2, 3, 4, 5, 6, 0x1F, 0])  // data cut short
         controller.write(good)
@@ -88,6 +94,13 @@ import GaendConfiguration
         #expect(report.rssi == -60)
         #expect(try ExposureNotificationPayload(parsing: report.data)?.rpi.description == rpi)
         #expect(await driver.malformedEvents == 2)
+        // The disable's completion tells how many were queued before it; later ones are counted.
+        let completion = try await driver.sendMarked(.leSetScanEnable(false, filterDuplicates: false))
+        #expect(completion.reportsBefore == 1)
+        controller.write(good)
+        try await driver.send(.readLocalVersionInformation)
+        #expect(await driver.reportsOutsideScans == 2)
+        #expect(await driver.reportsQueued == 1)
         controller.transport.close()
         await reading
     }

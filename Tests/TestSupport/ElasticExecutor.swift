@@ -88,7 +88,7 @@ extension Trait where Self == OwnThreadsTrait {
 /// executor preference (SE-0417 hands it to child tasks only), so a service a test starts that way
 /// runs on the cooperative pool, whose two threads every suite's tasks share: under
 /// AddressSanitizer, with the whole run on 2 cores, a service that needs milliseconds waited there
-/// for over a minute (RadioServiceTests, CI stop 23).
+/// for over a minute (HCIDriverTests, then RadioServiceTests, CI stop 23).
 package func taskOnOwnThreads<Success: Sendable>(_ operation: sending @escaping () async throws -> Success) -> Task<Success, any Error> {
     Task(executorPreference: ElasticExecutor(), operation: operation)
 }

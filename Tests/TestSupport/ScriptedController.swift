@@ -66,6 +66,15 @@ package final class ScriptedController: @unchecked Sendable {
         return [0x04, 0x0E, UInt8(body.count)] + body
     }
 
+    /// `04 3e ...`: an LE Advertising Report of one GAEN frame (ADV_NONCONN_IND, random address,
+    /// RSSI -60) whose RPI is `index` four times over, as testbed/report_flood.py sends them.
+    package static func gaenReport(_ index: UInt32) -> [UInt8] {
+        let rpi = (0..<4).flatMap { _ in [UInt8(index >> 24), UInt8(index >> 16 & 0xFF), UInt8(index >> 8 & 0xFF), UInt8(index & 0xFF)] }
+        let data: [UInt8] = [0x02, 0x01, 0x1A, 0x03, 0x03, 0x6F, 0xFD, 0x17, 0x16, 0x6F, 0xFD] + rpi + [0x72, 0x03, 0x38, 0x74]
+        let body: [UInt8] = [0x02, 0x01, 0x03, 0x01, UInt8(index & 0xFF), 1, 2, 3, 4, 0xC5, UInt8(data.count)] + data + [0xC4]
+        return [0x04, 0x3E, UInt8(body.count)] + body
+    }
+
     /// What a working controller answers to the initialization sequence.
     package static func standard(_ command: HCICommand) -> [[UInt8]] {
         switch command.opcode {

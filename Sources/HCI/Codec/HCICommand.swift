@@ -61,6 +61,12 @@ package struct HCICommand: Hashable, Sendable {
                 + [ownAddressRandom ? 0x01 : 0x00, 0x00])
     }
 
+    /// For a scan's enable or disable (legacy or extended), which it is; nil for other commands.
+    package var scanEnable: Bool? {
+        guard opcode == .leSetScanEnable || opcode == .leSetExtendedScanEnable, let first = parameters.first else { return nil }
+        return first != 0
+    }
+
     package static func leSetScanEnable(_ enable: Bool, filterDuplicates: Bool) -> HCICommand {
         HCICommand(.leSetScanEnable, [enable ? 0x01 : 0x00, filterDuplicates ? 0x01 : 0x00])
     }

@@ -59,11 +59,37 @@ package actor HCIController {
         var free: Bool { closed || (!busy && allowedPackets > 0) }
     }
     private let slot = ConditionLock(Slot())
-    private var pending: (token: Int, opcode: HCIOpcode, continuation: CheckedContinuation<Result<[UInt8], HCIControllerError>, Never>)?
+    /// A command's answer, and how many reports had been queued when it came.
+    package struct Completion: Sendable {
+        package var parameters: [UInt8]
+        /// `reportsQueued` at the completion: the reports the controller sent before it.
+        package var reportsBefore: UInt64
+    }
+    private var pending: (token: Int, command: HCICommand, continuation: CheckedContinuation<Result<Completion, HCIControllerError>, Never>)?
+    /// Whether the controller may be scanning: from the moment a scan's enable is sent (a
+    /// controller may report before its completion) until its disable completes. A report that
+    /// arrives otherwise belongs to no scan: counted, not queued.
+    private var scanning = false
+    /// Reports that arrived while no scan was on.
+    package private(set) var reportsOutsideScans = 0
     private var nextToken = 0
     private let reportContinuation: AsyncStream<AdvertisingReport>.Continuation
-    /// Advertising reports from both report events, in order.
+    /// Advertising reports from both report events, in order. The n-th report queued is the n-th
+    /// taken from the stream: a full queue drops the newest (`reportsDropped`), never one queued.
     package nonisolated let reports: AsyncStream<AdvertisingReport>
+    /// Reports queued on `reports` so far.
+    package private(set) var reportsQueued: UInt64 = 0
+    /// Reports dropped because the queue was full (the host fell 4,096 reports behind).
+    package private(set) var reportsDropped = 0
+    /// Told of each report not queued, as it is (the owner counts them with what else it lost).
+    private let lostReport: @Sendable (LostReport) -> Void
+
+    package enum LostReport: Sendable {
+        /// The queue was full.
+        case overflow
+        /// No scan was on.
+        case outsideScan
+    }
     /// How many Hardware Error events arrived; `hardwareErrorEvents` yields the new count with
     /// each one, so the owner can re-initialize the controller (Core Vol 4 Part E 7.7.16) and tell
     /// a fresh fault from one it already handled.
@@ -74,13 +100,15 @@ package actor HCIController {
 
     package init(
         transport: any HCITransport, commandTimeout: Duration = .seconds(2),
-        clock: any Clock<Duration> = ContinuousClock(), logger: Logger = Logger(label: "gaend.hci")
+        clock: any Clock<Duration> = ContinuousClock(), logger: Logger = Logger(label: "gaend.hci"),
+        lostReport: @escaping @Sendable (LostReport) -> Void = { _ in }
     ) {
+        self.lostReport = lostReport
         self.transport = transport
         self.commandTimeout = commandTimeout
         self.clock = clock
         self.logger = logger
-        (reports, reportContinuation) = AsyncStream<AdvertisingReport>.makeStream(bufferingPolicy: .bufferingNewest(4096))
+        (reports, reportContinuation) = AsyncStream<AdvertisingReport>.makeStream(bufferingPolicy: .bufferingOldest(4096))
         (hardwareErrorEvents, hardwareErrorContinuation) = AsyncStream<Int>.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
@@ -104,6 +132,12 @@ package actor HCIController {
     /// status byte (Command Status answers have none).
     @discardableResult
     package func send(_ command: HCICommand) async throws(HCIControllerError) -> [UInt8] {
+        try await sendMarked(command).parameters
+    }
+
+    /// `send`, telling also how many reports were queued before the completion: what a scan's
+    /// disable must wait for to have every report of its window handed on.
+    package func sendMarked(_ command: HCICommand) async throws(HCIControllerError) -> Completion {
         // A cancelled task keeps its turn: its command (stopping a scan at shutdown, say) is still
         // sent, and answered or timed out.
         while true {
@@ -122,13 +156,14 @@ package actor HCIController {
         let token = nextToken
         let timeout = commandTimeout
         let clock = self.clock
-        let result = await withTaskGroup(of: Void.self) { group -> Result<[UInt8], HCIControllerError> in
+        let result = await withTaskGroup(of: Void.self) { group -> Result<Completion, HCIControllerError> in
             group.addTask {
                 try? await clock.sleep(for: timeout)
                 await self.expire(token)
             }
             let result = await withCheckedContinuation { continuation in
-                pending = (token, command.opcode, continuation)
+                pending = (token, command, continuation)
+                if command.scanEnable == true { scanning = true }
                 do throws(HCITransportError) {
                     try transport.send(command.h4)
                 } catch {
@@ -176,19 +211,21 @@ package actor HCIController {
         switch event {
         case .commandComplete(let allowed, let opcode, let parameters):
             slot.withLock { $0.allowedPackets = Int(allowed) }
-            guard pending?.opcode == opcode else { break }
+            guard pending?.command.opcode == opcode else { break }
             guard let status = parameters.first else {
                 finishPending(.malformedCompletion(opcode))
                 break
             }
             if status == HCIStatus.success.rawValue {
+                // A reset ends a scan too.
+                if pending?.command.scanEnable == false || opcode == .reset { scanning = false }
                 complete(.success(Array(parameters.dropFirst())))
             } else {
                 finishPending(.status(HCIStatus(rawValue: status), opcode))
             }
         case .commandStatus(let status, let allowed, let opcode):
             slot.withLock { $0.allowedPackets = Int(allowed) }
-            guard pending?.opcode == opcode else { break }
+            guard pending?.command.opcode == opcode else { break }
             if status == .success { complete(.success([])) } else { finishPending(.status(status, opcode)) }
         case .hardwareError(let code):
             hardwareErrors += 1
@@ -196,7 +233,17 @@ package actor HCIController {
             finishPending(.hardwareError(code))
             hardwareErrorContinuation.yield(hardwareErrors)
         case .advertisingReports(let reports):
-            for report in reports { reportContinuation.yield(report) }
+            for report in reports {
+                if !scanning {
+                    reportsOutsideScans += 1
+                    lostReport(.outsideScan)
+                } else if case .enqueued = reportContinuation.yield(report) {
+                    reportsQueued += 1
+                } else {
+                    reportsDropped += 1
+                    lostReport(.overflow)
+                }
+            }
         case .other:
             break
         }
@@ -204,14 +251,14 @@ package actor HCIController {
 
     private func expire(_ token: Int) {
         guard let pending, pending.token == token else { return }
-        logger.warning("HCI command timed out", metadata: ["hci.opcode": "\(pending.opcode)"])
-        finishPending(.timeout(pending.opcode))
+        logger.warning("HCI command timed out", metadata: ["hci.opcode": "\(pending.command.opcode)"])
+        finishPending(.timeout(pending.command.opcode))
     }
 
     private func complete(_ result: Result<[UInt8], HCIControllerError>) {
         let current = pending
         pending = nil
-        current?.continuation.resume(returning: result)
+        current?.continuation.resume(returning: result.map { Completion(parameters: $0, reportsBefore: reportsQueued) })
     }
 
     private func finishPending(_ error: HCIControllerError) {

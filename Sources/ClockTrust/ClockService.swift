@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-package import ClockTrust
 import Conditions
 package import ContactLog
 import Foundation

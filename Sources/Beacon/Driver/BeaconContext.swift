@@ -3,16 +3,13 @@
 package import ContactLog
 package import Conditions
 package import ENCore
-import ENCrypto
-package import GaendAPI
+package import ENCrypto
 package import KeySchedule
 package import Logging
-package import Beacon
 package import GaendConfiguration
 
-/// What every radio service needs to run the beacon, whatever the back end: the keys, the contact
-/// log, the clocks, the radio settings, the status to report and the owner's switch. One value,
-/// so the HCI and BlueZ services take the same thing and build their sessions the same way.
+/// What the driver needs to run the beacon, whatever the back end: the keys, the contact log, the
+/// clocks, the radio settings, the status to report and the owner's switch.
 package struct BeaconContext: Sendable {
     package let settings: RadioSettings
     package let keys: KeySchedule
@@ -49,21 +46,9 @@ package struct BeaconContext: Sendable {
     }
 
     /// A beacon session on `radio`.
-    func session(on radio: any BeaconRadio) throws(CryptoError) -> BeaconSession {
+    package func session(on radio: any BeaconRadio) throws(CryptoError) -> BeaconSession {
         try BeaconSession(
             radio: radio, keys: keys, log: log, clock: clock, monotonic: monotonic, settings: settings, onAir: onAir, untrusted: untrusted,
             logger: logger)
     }
-}
-
-/// A radio service, seen through its context.
-protocol BeaconService {
-    var beacon: BeaconContext { get }
-}
-
-extension BeaconService {
-    var gate: EnablementGate { beacon.gate }
-    var status: RadioStatusBoard { beacon.status }
-    var logger: Logger { beacon.logger }
-    var monotonic: any Clock<Duration> { beacon.monotonic }
 }

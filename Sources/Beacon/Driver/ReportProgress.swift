@@ -2,10 +2,11 @@
 
 import Conditions
 
-/// How far a consumer of a signal stream has got (by `DBusMessage.sequence`), and waits for it to
-/// get somewhere: the barrier that makes a scan window close only after the sightings bluetoothd
-/// sent before StopDiscovery's reply have reached the scanner.
-package final class SignalProgress: Sendable {
+/// How far a back end's consumer of reports has got (by a sequence number the back end gives its
+/// reports: bluetoothd's signals' `DBusMessage.sequence`, the controller's report count), and
+/// waits for it to get somewhere. The barrier behind `BeaconRadio.stopScanning`'s promise: a scan
+/// window closes only after the reports its radio sent before the scan stopped reached the scanner.
+package final class ReportProgress: Sendable {
     private struct State {
         var processed: UInt64 = 0
         var ended = false

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 import ContactLog
-import Daemon
+import HCIBeacon
 import ENCore
 import GaendTestSupport
 import HCI
@@ -16,59 +16,17 @@ import SystemCalls
 import Testing
 import GaendConfiguration
 
-/// The HCI radio service in process: the real service, driver and beacon session over a socketpair
-/// to a scripted controller, with the monotonic clock in the test's hands. What the process tests
+/// The beacon's driver on HCI in process: the real driver, back end and beacon session over a
+/// socketpair to a scripted controller, with the monotonic clock in the test's hands. What the process tests
 /// cannot show without waiting real seconds: the backoff of faults and reconnections, the owner's
 /// switch, and shutdown in the middle of a scan window. No test sleeps.
 ///
 /// The time limit only catches a hang: alone, the suite takes a tenth of a second; under
 /// AddressSanitizer beside every other suite on 2 cores, one of its tests took 74 s.
-@Suite(.ownThreads, .timeLimit(.minutes(3))) struct RadioServiceTests {
-    /// The controllers the service connected to, in order; kept alive for the test.
-    final class Controllers: Sendable {
-        private let opened = Mutex<[ScriptedController]>([])
-        /// How many connection attempts fail (ECONNREFUSED) before one succeeds.
-        private let refusals: Mutex<Int>
-        let script: @Sendable (HCICommand) -> [[UInt8]]
-
-        init(refusing refusals: Int = 0, script: @escaping @Sendable (HCICommand) -> [[UInt8]]) {
-            self.refusals = Mutex(refusals)
-            self.script = script
-        }
-
-        func connect() throws(HCITransportError) -> FileDescriptorTransport {
-            let refused = refusals.withLock { left in
-                defer { left = max(0, left - 1) }
-                return left > 0
-            }
-            if refused { throw HCITransportError(operation: "connecting to the scripted controller", errno: .connectionRefused) }
-            do {
-                let controller = try ScriptedController(script: script)
-                opened.withLock { $0.append(controller) }
-                return controller.transport
-            } catch {
-                throw HCITransportError(operation: "socketpair", detail: "\(error)")
-            }
-        }
-
-        var count: Int { opened.withLock { $0.count } }
-        var last: ScriptedController? { opened.withLock { $0.last } }
-        var commands: [HCICommand] { opened.withLock { $0.flatMap(\.commands) } }
-        var resets: Int { commands.count { $0.opcode == .reset } }
-
-        /// The advertising enables and disables sent, in order (legacy or extended).
-        var advertising: [Bool] {
-            commands.filter { $0.opcode == .leSetAdvertisingEnable || $0.opcode == .leSetExtendedAdvertisingEnable }.map { $0.parameters.first == 1 }
-        }
-
-        var scanning: [Bool] {
-            commands.filter { $0.opcode == .leSetScanEnable || $0.opcode == .leSetExtendedScanEnable }.map { $0.parameters.first == 1 }
-        }
-    }
-
+@Suite(.ownThreads, .timeLimit(.minutes(3))) struct HCIDriverTests {
     struct Rig {
-        let controllers: Controllers
-        let service: RadioService
+        let controllers: ScriptedControllers
+        let service: BeaconDriver<HCIBackend>
         let gate: EnablementGate
         let status: RadioStatusBoard
         let onAir: OnAirBoard
@@ -104,7 +62,7 @@ import GaendConfiguration
         settings.scanInterval = 10...10
         let keys = try KeySchedule(dataDirectory: data, clock: wall, logger: quiet)
         let log = try ContactLogWriter(dataDirectory: data, clock: wall, logger: quiet)
-        let controllers = Controllers(refusing: refusals, script: script)
+        let controllers = ScriptedControllers(refusing: refusals, script: script)
         let gate = EnablementGate(enabled: enabled)
         let status = RadioStatusBoard(logger: quiet)
         let monotonic = TestClock()
@@ -114,9 +72,10 @@ import GaendConfiguration
             monotonic: monotonic)
         // Commands time out on a clock of their own that the test never advances: how fast this
         // machine schedules the scripted controller must not decide the test.
-        let service = RadioService(
-            spec: .unix(path: "/scripted"), beacon: beacon, commandClock: TestClock(),
-            connect: { () throws(HCITransportError) in try controllers.connect() })
+        let backend = HCIBackend(description: "scripted", commandClock: TestClock(), monotonic: monotonic, logger: logger ?? quiet) {
+            () throws(HCITransportError) in try controllers.connect()
+        }
+        let service = BeaconDriver(backend: backend, context: beacon)
         return Rig(
             controllers: controllers, service: service, gate: gate, status: status, onAir: onAir, monotonic: monotonic, wall: wall, log: log,
             directory: directory)
@@ -249,5 +208,55 @@ import GaendConfiguration
         #expect(await rig.log.activity().lastWindowEnd == rig.wall.now())
         #expect(rig.controllers.scanning == [true, false])
         #expect(rig.controllers.advertising == [true, false])
+    }
+
+    /// The scan windows in the rig's log.
+    func windows(_ rig: Rig) throws -> [ScanWindowRecord] {
+        var found: [ScanWindowRecord] = []
+        try ContactLogReader(dataDirectory: DataDirectory(path: rig.directory.path)).forEachRecord(in: nil) { record in
+            if case .scanWindow(let window) = record { found.append(window) }
+        }
+        return found
+    }
+
+    static func isScanDisable(_ command: HCICommand) -> Bool {
+        (command.opcode == .leSetScanEnable || command.opcode == .leSetExtendedScanEnable) && command.parameters.first == 0
+    }
+
+    /// The window's edge: every report the controller sent before it completed the scan's disable
+    /// is in the window that disable closed. Before issue 37 they waited in the controller's queue
+    /// while the window was written, and reached a scanner with no window open.
+    @Test func reportsSentJustBeforeTheDisableCompletesAreInItsWindow() async throws {
+        let late: UInt32 = 300
+        let rig = try rig { command in
+            guard Self.isScanDisable(command) else { return ScriptedController.standard(command) }
+            return (0..<late).map { ScriptedController.gaenReport($0) } + [ScriptedController.complete(command.opcode)]
+        }
+        let running = rig.start()
+        defer { running.cancel() }
+        await until { rig.controllers.scanning == [true] && rig.monotonic.waiting == 1 }
+        rig.pass(4)
+        await until { await rig.log.activity().lastWindowEnd != nil }
+        let window = try #require(try windows(rig).first)
+        #expect(window.exposureNotificationReports == late)
+        #expect(window.aggregates == late)
+        #expect(rig.service.reports.outsideWindows == 0)
+    }
+
+    /// Reports after the disable's completion (a controller that keeps reporting) find no window
+    /// open: each is counted, none filed.
+    @Test func reportsAfterTheDisableAreCountedNotFiled() async throws {
+        let stray: UInt32 = 50
+        let rig = try rig { command in
+            guard Self.isScanDisable(command) else { return ScriptedController.standard(command) }
+            return [ScriptedController.complete(command.opcode)] + (0..<stray).map { ScriptedController.gaenReport($0) }
+        }
+        let running = rig.start()
+        defer { running.cancel() }
+        await until { rig.controllers.scanning == [true] && rig.monotonic.waiting == 1 }
+        rig.pass(4)
+        await until { rig.service.reports.outsideWindows == Int(stray) }
+        await until { (try? windows(rig).count) == 1 }
+        #expect(try windows(rig).first?.exposureNotificationReports == 0)
     }
 }

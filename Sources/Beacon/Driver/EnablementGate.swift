@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-import Conditions
+package import Conditions
 
 /// Whether Exposure Notification is on: set by the manager (SetEnabled), followed by the radio
 /// services, which advertise and scan only while it is.

@@ -3,11 +3,11 @@
 import Beacon
 import ClockTrust
 import ContactLog
-import Daemon
 import ENCore
 import GaendConfiguration
 import GaendTestSupport
 import HCI
+import HCIBeacon
 import KeySchedule
 import Logging
 import Storage
@@ -133,10 +133,11 @@ import Testing
             settings: parts.settings, keys: parts.keys, log: parts.log, clock: parts.board, gate: gate, status: status, onAir: onAir,
             untrusted: parts.untrusted, clockShifts: parts.board.shifts, logger: quiet,
             monotonic: parts.monotonic)
-        let controllers = RadioServiceTests.Controllers(script: ScriptedController.standard)
-        let service = RadioService(
-            spec: .unix(path: "/scripted"), beacon: beacon, commandClock: TestClock(),
-            connect: { () throws(HCITransportError) in try controllers.connect() })
+        let controllers = ScriptedControllers(script: ScriptedController.standard)
+        let backend = HCIBackend(description: "scripted", commandClock: TestClock(), monotonic: parts.monotonic, logger: quiet) {
+            () throws(HCITransportError) in try controllers.connect()
+        }
+        let service = BeaconDriver(backend: backend, context: beacon)
         let running = taskOnOwnThreads { try await service.run() }
         defer { running.cancel() }
         // Untrusted: scanning, not advertising.

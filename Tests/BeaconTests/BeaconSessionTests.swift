@@ -13,7 +13,7 @@ import GaendConfiguration
 /// The beacon session in process (as both radio services run it), on a fake back end, with the
 /// wall clock and the monotonic clock both in the test's hands: scan windows into the real contact log, rotation at its
 /// interval and at UTC midnight, and cancellation mid-window. Each test runs in well under a
-/// second of wall time and never sleeps; the time limit only catches a hang (see RadioServiceTests).
+/// second of wall time and never sleeps; the time limit only catches a hang (see HCIDriverTests).
 @Suite(.ownThreads, .timeLimit(.minutes(3))) struct BeaconSessionTests {
     let quiet = Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() })
 
