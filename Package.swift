@@ -137,14 +137,21 @@ let package = Package(
             name: "BlueZ",
             dependencies: ["DBus", "ENCore", "Beacon", "Conditions", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSwift),
-        // The daemon's parts: configuration and services.
+        // What tells the owner beside Manager1: the exposure hook and the status LED.
+        .target(
+            name: "OwnerSignals",
+            dependencies: [
+                "ENCore", "GaendAPI", "GaendConfiguration", "Detection", "Storage", "SystemCalls", "Conditions",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSwift),
+        // Manager1 over D-Bus, and the wiring the daemon's entry needs (systemd, detection's setup).
         .target(
             name: "Daemon",
             dependencies: [
-                "ENCore", "GaendAPI", "GaendConfiguration", "HCI", "Beacon", "HCIBeacon", "BlueZ", "DBus", "Conditions", "ClockTrust", "KeySchedule",
-                "ContactLog",
-                "Storage", "Detection", "KeyFiles", "CGaendShims",
-                "SystemCalls",
+                "ENCore", "GaendAPI", "GaendConfiguration", "Beacon", "DBus", "Conditions", "ClockTrust", "KeySchedule", "ContactLog", "Storage",
+                "Detection", "KeyFiles", "OwnerSignals", "SystemCalls",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -253,7 +260,7 @@ let package = Package(
         .testTarget(
             name: "DaemonTests",
             dependencies: [
-                "Daemon", "Beacon", "HCI", "HCIBeacon", "DBus", "GaendAPI", "GaendConfiguration", "ENCore", "KeySchedule", "ContactLog", "KeyFiles", "Storage",
+                "Daemon", "OwnerSignals", "Beacon", "HCI", "HCIBeacon", "DBus", "GaendAPI", "GaendConfiguration", "ENCore", "KeySchedule", "ContactLog", "KeyFiles", "Storage",
                 "SystemCalls", "ClockTrust",
                 "GaendTestSupport",
                 .product(name: "Logging", package: "swift-log"),
@@ -309,7 +316,7 @@ let package = Package(
         .testTarget(
             name: "SystemTests",
             dependencies: [
-                "GaenCtlCommands", "gaenctl", "gaend", "gaen-keyserver", "gaen-bench", "KeyServer", "DBus", "Daemon", "GaendAPI", "GaendConfiguration",
+                "GaenCtlCommands", "gaenctl", "gaend", "gaen-keyserver", "gaen-bench", "KeyServer", "DBus", "Daemon", "OwnerSignals", "GaendAPI", "GaendConfiguration",
                 "ENCore", "ENCrypto", "KeySchedule", "Storage", "SystemCalls", "ContactLog", "KeyFiles", "Detection", "DaemonLog",
                 "GaendTestSupport",
                 .product(name: "Logging", package: "swift-log"),

@@ -8,6 +8,7 @@ import ContactLog
 import Detection
 import Executors
 import Daemon
+import OwnerSignals
 import DaemonLog
 import ENCore
 import HCI
@@ -178,7 +179,7 @@ struct Gaend: AsyncParsableCommand {
         services.append(ClockService(board: clock, held: held, log: log))
         if let name = configuration.indicatorLED {
             let led = SysfsLED(name: name, logger: Logger(label: "gaend.indicator"))
-            services.append(IndicatorService(led: led, manager: manager, radioStatus: status, gate: gate, logger: Logger(label: "gaend.indicator")))
+            services.append(IndicatorService(led: led, source: manager, logger: Logger(label: "gaend.indicator")))
         }
         let beacon = BeaconContext(
             settings: configuration.radioSettings, keys: keys, log: log, clock: clock, gate: gate, status: status, onAir: onAir,

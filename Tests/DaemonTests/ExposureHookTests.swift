@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 import Daemon
+import OwnerSignals
 import Detection
 import ENCore
 import Foundation

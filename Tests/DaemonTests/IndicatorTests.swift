@@ -3,6 +3,7 @@
 import Beacon
 import ContactLog
 import Daemon
+import OwnerSignals
 import ENCore
 import Foundation
 import GaendAPI
@@ -50,8 +51,7 @@ import Testing
         let manager = try Manager(
             dataDirectory: data, keys: keys, log: log, worker: nil, radioStatus: status, gate: gate, settings: settings, clock: wall, logger: quiet)
         let service = IndicatorService(
-            led: SysfsLED(name: "ACT", root: directory.path + "/leds", logger: quiet), manager: manager, radioStatus: status, gate: gate,
-            ticks: TestClock(), logger: quiet)
+            led: SysfsLED(name: "ACT", root: directory.path + "/leds", logger: quiet), source: manager, ticks: TestClock(), logger: quiet)
         let running = taskOnOwnThreads { try await service.run() }
 
         // Not enabled: off.

@@ -3,8 +3,13 @@
 import Beacon
 import Conditions
 import ENCore
+package import OwnerSignals
 
-extension Manager {
+extension Manager: OwnerStatusSource {
+    nonisolated package func followStatus(ticks: any Clock<Duration>, _ changed: @escaping @Sendable () -> Void) async {
+        await followChanges(radioStatus: radioStatus, gate: gate, ticks: ticks, changed)
+    }
+
     /// Calls `changed` whenever a property may have changed: the radio's status, the owner's
     /// switch, each change source's notice, and the next change by time alone (midnight, the
     /// detection budget), waited for on `ticks`. Until cancelled. Manager1's announcements and the

@@ -12,6 +12,7 @@ package import KeySchedule
 package import Logging
 package import Beacon
 package import Storage
+package import OwnerSignals
 
 /// What Manager1 does, without D-Bus: the owner's state, key release, detection, test results,
 /// sharing and reset. One actor owns the owner state; the key schedule, the contact log and the
@@ -304,10 +305,10 @@ package actor Manager {
 
     // MARK: Properties
 
-    /// The values of Manager1's properties now.
-    package func properties() async -> [Manager1.Property: PropertyValue] {
+    /// The status and, when it is not active, why (StatusReason), decided together; the
+    /// exposure days with them.
+    package func ownerStatus() async -> OwnerStatus {
         let radio = radioStatus.status
-        // The status and, when it is not active, why (StatusReason), decided together.
         let (status, reason): (Manager1.Status, String) =
             if settings.radio == "none" {
                 (.paused, "no radio is configured (radio = none): detection only")
@@ -324,6 +325,14 @@ package actor Manager {
                 case .starting, .none: (.unknown, "the radio is starting")
                 }
             }
+        return OwnerStatus(status: status, reason: reason, exposureDays: await worker?.exposureAnswer().days ?? [])
+    }
+
+    /// The values of Manager1's properties now.
+    package func properties() async -> [Manager1.Property: PropertyValue] {
+        let radio = radioStatus.status
+        let told = await ownerStatus()
+        let (status, reason) = (told.status, told.reason)
         // What is on the air, only while it is: after a fault the advertiser is not asked to stop.
         let beacon = status == .active ? onAir.value : nil
         let state = await worker?.state

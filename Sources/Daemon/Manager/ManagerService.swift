@@ -6,6 +6,7 @@ package import GaendAPI
 import ENCore
 package import Logging
 package import Beacon
+import OwnerSignals
 import ServiceLifecycle
 package import GaendConfiguration
 
@@ -129,9 +130,7 @@ package struct ManagerService: Service {
     }
 
     static func statusLine(_ manager: Manager) async -> String {
-        let properties = await manager.properties()
-        if case .string(let status)? = properties[.status] { return "exposure notification \(status)" }
-        return "running"
+        await manager.ownerStatus().systemdLine
     }
 }
 

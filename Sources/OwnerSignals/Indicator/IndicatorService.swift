@@ -1,29 +1,23 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-package import Beacon
 import GaendAPI
 package import Logging
 import ServiceLifecycle
 
-/// The status LED (`indicator-led`): follows what Manager1 says (its Status, ExposureDays) and sets
-/// the LED's trigger when the pattern changes, so the kernel blinks and gaend sleeps in between.
+/// The status LED (`indicator-led`): follows the owner's status (Manager1's Status and exposure
+/// days, `OwnerStatus`) and sets the LED's trigger when the pattern changes, so the kernel blinks and gaend sleeps in between.
 /// What the LED showed before is put back at stop.
 package struct IndicatorService: Service {
     let led: SysfsLED
-    let manager: Manager
-    let radioStatus: RadioStatusBoard
-    let gate: EnablementGate
+    let source: any OwnerStatusSource
     let ticks: any Clock<Duration>
     let logger: Logger
 
     package init(
-        led: SysfsLED, manager: Manager, radioStatus: RadioStatusBoard, gate: EnablementGate, ticks: any Clock<Duration> = ContinuousClock(),
-        logger: Logger = Logger(label: "gaend.indicator")
+        led: SysfsLED, source: any OwnerStatusSource, ticks: any Clock<Duration> = ContinuousClock(), logger: Logger = Logger(label: "gaend.indicator")
     ) {
         self.led = led
-        self.manager = manager
-        self.radioStatus = radioStatus
-        self.gate = gate
+        self.source = source
         self.ticks = ticks
         self.logger = logger
     }
@@ -34,13 +28,14 @@ package struct IndicatorService: Service {
         look.yield()
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
-                let (manager, radioStatus, gate, ticks) = (manager, radioStatus, gate, ticks)
+                let (source, ticks) = (source, ticks)
                 group.addTask {
-                    await manager.followChanges(radioStatus: radioStatus, gate: gate, ticks: ticks) { look.yield() }
+                    await source.followStatus(ticks: ticks) { look.yield() }
                 }
                 var shown: IndicatorPattern?
                 for await _ in looks {
-                    let pattern = await Self.pattern(manager)
+                    let status = await source.ownerStatus()
+                    let pattern = IndicatorPattern.of(status: status.status, exposed: !status.exposureDays.isEmpty)
                     guard pattern != shown else { continue }
                     shown = pattern
                     // The timer's attributes are given to group gaend by udev a moment after the
@@ -61,10 +56,4 @@ package struct IndicatorService: Service {
 
     static let retries = 30
 
-    static func pattern(_ manager: Manager) async -> IndicatorPattern {
-        let properties = await manager.properties()
-        guard case .string(let text)? = properties[.status], let status = Manager1.Status(rawValue: text) else { return .off }
-        let exposed = if case .strings(let days)? = properties[.exposureDays] { !days.isEmpty } else { false }
-        return IndicatorPattern.of(status: status, exposed: exposed)
-    }
 }
