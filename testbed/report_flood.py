@@ -5,7 +5,8 @@ For measuring how many reports gaend handles per second, not for behaviour: ever
 answered with success (and zeroed return parameters, so the controller offers only legacy
 commands), and while scanning is enabled the socket is kept full of legacy reports carrying GAEN
 frames from a crowd of RPIS distinct RPIs. Writes block when the host falls behind, so the rate is
-the host's. On exit (SIGTERM or --seconds) it prints "SENT n" with the reports written.
+the host's. On exit (SIGTERM or --seconds) it prints "SENT n" with the reports written; none is
+written after a scan's disable is answered (nor before its enable arrives).
 
 With --chunks-per-second R the flood is paced (R chunks of about 2,000 reports a second, or of
 the RPIs once each when there are more), for tests that need a steady radio rather than a load.
@@ -63,9 +64,13 @@ def main():
         while not done.is_set():
             if not scanning.wait(0.1):
                 continue
+            # Under the lock the replies are sent under: no chunk goes after a disable's reply,
+            # so every report sent belongs to a window (reports sent = logged + counted).
             with lock:
+                if not scanning.is_set():
+                    continue
                 connection.sendall(chunk)
-            sent[0] += per_chunk
+                sent[0] += per_chunk
             if arguments.chunks_per_second > 0:
                 done.wait(1 / arguments.chunks_per_second)
 
@@ -81,10 +86,10 @@ def main():
                 opcode = buffer[1] | buffer[2] << 8
                 parameters = buffer[4:4 + buffer[3]]
                 buffer = buffer[4 + buffer[3]:]
-                if opcode == LE_SET_SCAN_ENABLE:
-                    (scanning.set if parameters[0] else scanning.clear)()
                 reply = bytes([0x0E, 12, 1, opcode & 0xFF, opcode >> 8, 0]) + bytes(8)
                 with lock:
+                    if opcode == LE_SET_SCAN_ENABLE:
+                        (scanning.set if parameters[0] else scanning.clear)()
                     connection.sendall(bytes([0x04]) + reply)
 
     for target in (flood, commands):

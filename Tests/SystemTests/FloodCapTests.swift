@@ -106,6 +106,8 @@ import Testing
 /// with advertising reports of `rpis` distinct RPIs; ended by its PID.
 final class ReportFlood: @unchecked Sendable {
     let process = Process()
+    /// Where it prints READY and, at its end, SENT n.
+    let output: String
 
     /// `chunksPerSecond` 0: as fast as the host reads (a load on both cores); otherwise paced.
     init(rpis: Int, seconds: Int, chunksPerSecond: Double = 0, socket: String) async throws {
@@ -114,7 +116,9 @@ final class ReportFlood: @unchecked Sendable {
             FloodCapTests.repository.appendingPathComponent("testbed/report_flood.py").path, "--rpis", "\(rpis)", "--seconds", "\(seconds)",
             "--chunks-per-second", "\(chunksPerSecond)", socket,
         ]
-        process.standardOutput = FileHandle.nullDevice
+        output = socket + ".out"
+        _ = FileManager.default.createFile(atPath: output, contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
         try process.run()
         try await eventually("the flood's socket") { FileManager.default.fileExists(atPath: socket) }
     }
@@ -124,5 +128,11 @@ final class ReportFlood: @unchecked Sendable {
             kill(process.processIdentifier, SIGTERM)
             process.waitUntilExit()
         }
+    }
+
+    /// The reports it wrote, once stopped.
+    var sent: Int? {
+        let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").last { $0.hasPrefix("SENT ") }.flatMap { Int($0.dropFirst(5).prefix { $0.isNumber }) }
     }
 }
