@@ -1,4 +1,4 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.3
 // gaend: Google/Apple Exposure Notification on Linux. SPDX-License-Identifier: GPL-3.0-or-later
 
 import PackageDescription
@@ -186,7 +186,7 @@ let package = Package(
         .executableTarget(
             name: "gaend",
             dependencies: [
-                "ENCore", "GaendConfiguration", "BuildRevision", "Daemon", "DaemonLog", "CommandSupport", "Executors", "ClockTrust", "HCI", "Beacon",
+                "ENCore", "GaendConfiguration", "BuildRevision", "Daemon", "OwnerSignals", "DaemonLog", "CommandSupport", "Executors", "ClockTrust", "HCI", "Beacon",
                 "HCIBeacon", "BlueZ",
                 "Detection",
                 "KeySchedule",
@@ -260,7 +260,8 @@ let package = Package(
         .testTarget(
             name: "DaemonTests",
             dependencies: [
-                "Daemon", "OwnerSignals", "Beacon", "HCI", "HCIBeacon", "DBus", "GaendAPI", "GaendConfiguration", "ENCore", "KeySchedule", "ContactLog", "KeyFiles", "Storage",
+                "Daemon", "OwnerSignals", "Beacon", "HCI", "DBus", "GaendAPI", "GaendConfiguration", "ENCore", "KeySchedule", "ContactLog", "KeyFiles",
+                "Storage",
                 "SystemCalls", "ClockTrust",
                 "GaendTestSupport",
                 .product(name: "Logging", package: "swift-log"),
@@ -316,7 +317,8 @@ let package = Package(
         .testTarget(
             name: "SystemTests",
             dependencies: [
-                "GaenCtlCommands", "gaenctl", "gaend", "gaen-keyserver", "gaen-bench", "KeyServer", "DBus", "Daemon", "OwnerSignals", "GaendAPI", "GaendConfiguration",
+                "GaenCtlCommands", "gaenctl", "gaend", "gaen-keyserver", "gaen-bench", "KeyServer", "DBus", "Daemon", "OwnerSignals", "GaendAPI",
+                "GaendConfiguration",
                 "ENCore", "ENCrypto", "KeySchedule", "Storage", "SystemCalls", "ContactLog", "KeyFiles", "Detection", "DaemonLog",
                 "GaendTestSupport",
                 .product(name: "Logging", package: "swift-log"),

@@ -10,3 +10,10 @@ int cgaend_spawn_add_closefrom(posix_spawn_file_actions_t *actions, int from) {
 int cgaend_spawn_add_chdir(posix_spawn_file_actions_t *actions, const char *path) {
     return posix_spawn_file_actions_addchdir_np(actions, path);
 }
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+int cgaend_pidfd_open(pid_t pid) {
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+}

@@ -2,9 +2,9 @@
 
 import Conditions
 package import ContactLog
-import Foundation
 package import Logging
 import ServiceLifecycle
+import Synchronization
 import SystemCalls
 
 /// Keeps the clock's verdict current and acts on it: a step of the wall clock is noticed when it
@@ -40,19 +40,23 @@ package struct ClockService: Service {
 
     package func run() async throws {
         let steps = watchSteps ? Self.watchKernel(logger: logger) : nil
-        defer { steps?.watch.cancel() }
+        defer { steps?.watch.stop() }
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
                 if let steps {
                     group.addTask {
-                        var followUp: Task<Void, Never>?
-                        defer { followUp?.cancel() }
-                        for await _ in steps.events {
-                            let verdict = board.stepped()
-                            logger.notice(
-                                "the wall clock was set", metadata: ["trusted": "\(verdict.trusted)", "reason": "\(verdict.distrust ?? "")"])
-                            followUp?.cancel()
-                            followUp = Task { await lookSoonAfterAStep() }
+                        // Each step's looks run as children here: a later step's series takes
+                        // over, and an earlier one ends at its next wake.
+                        let latest = LatestStep()
+                        await withDiscardingTaskGroup { looks in
+                            for await _ in steps.events {
+                                let verdict = board.stepped()
+                                logger.notice(
+                                    "the wall clock was set", metadata: ["trusted": "\(verdict.trusted)", "reason": "\(verdict.distrust ?? "")"])
+                                let series = latest.next()
+                                looks.addTask { await lookSoonAfterAStep { latest.current == series } }
+                            }
+                            looks.cancelAll()
                         }
                     }
                 }
@@ -75,9 +79,9 @@ package struct ClockService: Service {
 
     /// A time daemon that steps the clock says it is synchronized in the same breath or at its
     /// next update: the kernel is asked 1, 2, 4 … 32 s after a step, until the clock is trusted.
-    private func lookSoonAfterAStep() async {
+    private func lookSoonAfterAStep(while current: @Sendable () -> Bool) async {
         for delay in [1, 2, 4, 8, 16, 32] {
-            guard (try? await monotonic.sleep(for: .seconds(delay))) != nil else { return }
+            guard (try? await monotonic.sleep(for: .seconds(delay))) != nil, current() else { return }
             if board.reevaluate().trusted { return }
         }
     }
@@ -104,30 +108,57 @@ package struct ClockService: Service {
         }
     }
 
-    /// A thread that waits for the kernel to say the clock was set, and its events.
-    private static func watchKernel(logger: Logger) -> (watch: WallClockSteps, events: AsyncStream<Void>)? {
-        let watch: WallClockSteps
+    /// A reader that waits for the kernel to say the clock was set, and its events.
+    private static func watchKernel(logger: Logger) -> (watch: DescriptorThread, events: AsyncStream<Void>)? {
+        let (events, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         do {
-            watch = try WallClockSteps()
+            let reader = try DescriptorThread(name: "gaend-clock", work: StepReading(steps: try WallClockSteps(), continuation: continuation, logger: logger))
+            return (reader, events)
         } catch {
             logger.error("clock steps cannot be watched; they are noticed at the next look", metadata: ["error": "\(error)"])
             return nil
         }
-        let (events, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let thread = Thread {
-            SystemCall.nameThisThread("gaend-clock")
-            while true {
-                do {
-                    guard try watch.wait() else { break }
-                    continuation.yield()
-                } catch {
-                    logger.error("watching for clock steps stopped", metadata: ["error": "\(error)"])
-                    break
-                }
-            }
-            continuation.finish()
-        }
-        thread.start()
-        return (watch, events)
     }
+
+    /// Each set of the clock, from the timerfd to the stream.
+    private final class StepReading: DescriptorWork {
+        let steps: WallClockSteps
+        let continuation: AsyncStream<Void>.Continuation
+        let logger: Logger
+
+        init(steps: WallClockSteps, continuation: AsyncStream<Void>.Continuation, logger: Logger) {
+            self.steps = steps
+            self.continuation = continuation
+            self.logger = logger
+        }
+
+        func nextWait() -> DescriptorThread.Wait { DescriptorThread.Wait([(steps.descriptor, .readable)]) }
+
+        func handle(_ turn: DescriptorThread.Turn) -> Bool {
+            guard !turn.events[0].isEmpty else { return true }
+            do {
+                if try steps.consume() { continuation.yield() }
+                return true
+            } catch {
+                logger.error("watching for clock steps stopped", metadata: ["error": "\(error)"])
+                return false
+            }
+        }
+
+        func finish() { continuation.finish() }
+    }
+}
+
+/// The number of the latest step, so the looks after an earlier one know they are outdated.
+private final class LatestStep: Sendable {
+    private let count = Mutex(0)
+
+    func next() -> Int {
+        count.withLock { count in
+            count += 1
+            return count
+        }
+    }
+
+    var current: Int { count.withLock { $0 } }
 }

@@ -75,7 +75,28 @@ package struct ChildProcess: Sendable {
         while waitpid(pid, &status, 0) == -1 {
             if errno != EINTR { return .exited(-1) }
         }
-        // WIFEXITED / WEXITSTATUS / WTERMSIG, which Swift does not import.
+        return Self.ending(status)
+    }
+
+    /// A descriptor (the caller's to close) that is readable once the child has ended: its end
+    /// waited for in poll(2), with no thread blocked in waitpid.
+    package func endDescriptor() throws(Errno) -> Int32 {
+        try SystemCall.retrying { cgaend_pidfd_open(pid) }
+    }
+
+    /// Reaps the child if it has ended; nil while it runs.
+    package func reapIfEnded() -> Ending? {
+        var status: Int32 = 0
+        while true {
+            let reaped = waitpid(pid, &status, WNOHANG)
+            if reaped == pid { return Self.ending(status) }
+            if reaped == 0 { return nil }
+            if errno != EINTR { return .exited(-1) }
+        }
+    }
+
+    // WIFEXITED / WEXITSTATUS / WTERMSIG, which Swift does not import.
+    private static func ending(_ status: Int32) -> Ending {
         let signal = status & 0x7F
         return signal == 0 ? .exited((status >> 8) & 0xFF) : .signalled(signal)
     }

@@ -7,58 +7,43 @@ import Glibc
 /// `date -s`), when it happens, without polling: a timerfd on CLOCK_REALTIME armed with
 /// TFD_TIMER_CANCEL_ON_SET far in the future, whose read fails with ECANCELED once the clock is set
 /// (timerfd_create(2)). Slewing (adjtime, adjtimex offsets) is not a set and is not told. It owns
-/// the timerfd and a wake channel; one thread waits in `wait()`.
+/// the timerfd; its reader (a `DescriptorThread`) waits for `descriptor` and calls `consume`.
 package final class WallClockSteps: Sendable {
-    private let timer: Int32
-    private let wake: WakeChannel
+    /// Readable when the clock was set.
+    package let descriptor: Int32
 
     package init() throws(Errno) {
-        timer = try SystemCall.retrying { timerfd_create(CLOCK_REALTIME, Int32(TFD_CLOEXEC | TFD_NONBLOCK)) }
+        descriptor = try SystemCall.retrying { timerfd_create(CLOCK_REALTIME, Int32(TFD_CLOEXEC | TFD_NONBLOCK)) }
         do {
-            wake = try WakeChannel()
-            try Self.arm(timer)
+            try Self.arm(descriptor)
         } catch {
-            SystemCall.close(timer)
+            SystemCall.close(descriptor)
             throw error
         }
     }
 
     deinit {
-        SystemCall.close(timer)
+        SystemCall.close(descriptor)
     }
 
-    /// Blocks until the clock is set (true) or `cancel()` is called (false). The timer is armed
-    /// again before it returns, so no set between two waits is missed.
-    package func wait() throws(Errno) -> Bool {
-        while true {
-            let ready: [PollEvents]
-            do {
-                ready = try SystemCall.poll([(timer, .readable), (wake.descriptor, .readable)], milliseconds: -1)
-            } catch  where error == .interrupted {
-                continue
-            }
-            if !ready[1].isEmpty { return false }
-            guard !ready[0].isEmpty else { continue }
-            var expirations: UInt64 = 0
-            let read = withUnsafeMutableBytes(of: &expirations) { raw in Result { () throws(Errno) in try SystemCall.read(timer, into: raw) } }
-            switch read {
-            case .failure(.canceled):
-                try Self.arm(timer)
-                return true
-            case .failure(.wouldBlock):
-                continue
-            case .failure(let error):
-                throw error
-            case .success:
-                // The far deadline itself passed (a clock set past it without the cancel): arm again.
-                try Self.arm(timer)
-            }
+    /// Reads the timer once it is readable: true when the clock was set. It is armed again before
+    /// this returns, so no set between two reads is missed.
+    package func consume() throws(Errno) -> Bool {
+        var expirations: UInt64 = 0
+        let read = withUnsafeMutableBytes(of: &expirations) { raw in Result { () throws(Errno) in try SystemCall.read(descriptor, into: raw) } }
+        switch read {
+        case .failure(.canceled):
+            try Self.arm(descriptor)
+            return true
+        case .failure(.wouldBlock), .failure(.interrupted):
+            return false
+        case .failure(let error):
+            throw error
+        case .success:
+            // The far deadline itself passed (a clock set past it without the cancel): arm again.
+            try Self.arm(descriptor)
+            return false
         }
-    }
-
-    /// Makes `wait()` return false, now or at its next call.
-    package func cancel() {
-        wake.wake()
     }
 
     /// Absolute expiry ten years from now, cancelled by any set of the clock.

@@ -9,7 +9,8 @@ import SystemCalls
 /// The one owner of a libdbus connection: a thread that runs the connection's main loop (libdbus's
 /// watches and timeouts in `poll`, then dispatch), sends what other threads queue, completes
 /// pending calls and hands every incoming message to the connection. Every libdbus call on the
-/// connection happens on this thread; other threads only queue commands and wake it.
+/// connection happens on this thread (a `DescriptorThread`); other threads only queue commands and
+/// poke it.
 ///
 /// `@unchecked Sendable`: `inbox` is behind its Mutex; everything else is touched only on the
 /// pump thread (or before it starts).
@@ -66,8 +67,16 @@ final class Pump: @unchecked Sendable {
 
     /// Commands for the pump; `nil` once the pump has ended.
     private let inbox = Mutex<[Command]?>([])
-    /// What wakes the poll: commands are put in `inbox`, then the channel is woken.
-    private let wake: WakeChannel
+    /// The pump's thread (a `DescriptorThread`), once it runs: commands are put in `inbox`, then
+    /// it is poked.
+    private let thread = Mutex<DescriptorThread?>(nil)
+    private let address: Address
+    /// Told once whether the connection opened; set before the thread starts.
+    private var opened: (@Sendable (Result<Void, DBusError>) -> Void)?
+    /// Whether the connection was opened (a pump that never opened has nothing to shut down).
+    private var started = false
+    /// The watches the current wait polls, in its order.
+    private var polled: [OpaquePointer] = []
     private let events: Events
     private let limits: DBusLimits
     private var connection: OpaquePointer?
@@ -81,18 +90,14 @@ final class Pump: @unchecked Sendable {
     static func start(_ address: Address, limits: DBusLimits, events: Events) async throws(DBusError) -> Pump {
         // Messages are built on callers' threads: libdbus's global locks must be real ones.
         guard dbus_threads_init_default() != 0 else { throw DBusError(.noMemory, "dbus_threads_init_default") }
-        let pump = try Pump(limits: limits, events: events)
-        let result: Result<Void, DBusError> = await HandOff.await { done in pump.spawn(address, opened: done) }
+        let pump = Pump(address, limits: limits, events: events)
+        let result: Result<Void, DBusError> = await HandOff.await { done in pump.spawn(opened: done) }
         try result.get()
         return pump
     }
 
-    private init(limits: DBusLimits, events: Events) throws(DBusError) {
-        do {
-            wake = try WakeChannel()
-        } catch {
-            throw DBusError(.failed, "creating the pump's wake channel: \(error)")
-        }
+    private init(_ address: Address, limits: DBusLimits, events: Events) {
+        self.address = address
         self.events = events
         self.limits = limits
     }
@@ -107,54 +112,17 @@ final class Pump: @unchecked Sendable {
             Self.refuse(command)
             return
         }
-        wake.wake()
+        // Before the thread runs, its start takes the command.
+        thread.withLock { $0 }?.poke()
     }
 
-    private func spawn(_ address: Address, opened: @escaping @Sendable (Result<Void, DBusError>) -> Void) {
-        final class Start {
-            let pump: Pump
-            let address: Address
-            let opened: @Sendable (Result<Void, DBusError>) -> Void
-            init(_ pump: Pump, _ address: Address, _ opened: @escaping @Sendable (Result<Void, DBusError>) -> Void) {
-                self.pump = pump
-                self.address = address
-                self.opened = opened
-            }
-        }
-        let start = Unmanaged.passRetained(Start(self, address, opened)).toOpaque()
-        var thread = pthread_t()
-        let created = pthread_create(
-            &thread, nil,
-            { argument in
-                let start = Unmanaged<Start>.fromOpaque(argument!).takeRetainedValue()
-                start.pump.run(start.address, opened: start.opened)
-                return nil
-            }, start)
-        if created != 0 {
-            Unmanaged<Start>.fromOpaque(start).release()
-            opened(.failure(DBusError(.failed, "pthread_create: \(created)")))
-        } else {
-            pthread_detach(thread)
-        }
-    }
-
-    // MARK: The pump thread
-
-    private func run(_ address: Address, opened: @Sendable (Result<Void, DBusError>) -> Void) {
+    private func spawn(opened: @escaping @Sendable (Result<Void, DBusError>) -> Void) {
+        self.opened = opened
         do {
-            try open(address)
+            _ = try DescriptorThread(name: "gaend-dbus", work: self)
         } catch {
-            opened(.failure(error))
-            return
+            opened(.failure(DBusError(.failed, "starting the pump's thread: \(error)")))
         }
-        opened(.success(()))
-        while running {
-            dispatchAll()
-            handleCommands()
-            guard running else { break }
-            pollOnce()
-        }
-        shutDown()
     }
 
     private func open(_ address: Address) throws(DBusError) {
@@ -331,34 +299,28 @@ final class Pump: @unchecked Sendable {
             })
     }
 
-    private func pollOnce() {
-        var descriptors: [(fd: Int32, events: PollEvents)] = [(wake.descriptor, .readable)]
-        let active = watches.filter { dbus_watch_get_enabled($0) != 0 }
-        for watch in active {
+    /// The watches libdbus enables, and the nearest timeout: what the next wait polls.
+    private func waitForWatches() -> DescriptorThread.Wait {
+        polled = watches.filter { dbus_watch_get_enabled($0) != 0 }
+        let descriptors = polled.map { watch -> (fd: Int32, events: PollEvents) in
             let flags = dbus_watch_get_flags(watch)
             var events: PollEvents = []
             if flags & DBUS_WATCH_READABLE.rawValue != 0 { events.insert(.readable) }
             if flags & DBUS_WATCH_WRITABLE.rawValue != 0 { events.insert(.writable) }
-            descriptors.append((dbus_watch_get_unix_fd(watch), events))
+            return (dbus_watch_get_unix_fd(watch), events)
         }
-        let now = ContinuousClock.now
-        let nextDeadline = timeouts.compactMap(\.deadline).min()
         var wait: Int32 = -1
-        if let nextDeadline {
-            let remaining = nextDeadline - now
+        if let nextDeadline = timeouts.compactMap(\.deadline).min() {
+            let remaining = nextDeadline - ContinuousClock.now
             wait = remaining <= .zero ? 0 : Int32(clamping: remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000 + 1)
         }
-        let ready: [PollEvents]
-        do {
-            ready = try SystemCall.poll(descriptors, milliseconds: wait)
-        } catch  where error == .interrupted {
-            return
-        } catch {
-            fatalError("poll on the D-Bus connection failed: \(error)")
-        }
-        if !ready[0].isEmpty { wake.drain() }
-        for (index, watch) in active.enumerated() {
-            let revents = ready[index + 1]
+        return DescriptorThread.Wait(descriptors, milliseconds: wait)
+    }
+
+    /// What the wait found: the ready watches handled, then the timeouts that are due.
+    private func handleWatches(_ ready: [PollEvents]) {
+        for (index, watch) in polled.enumerated() {
+            let revents = ready[index]
             guard !revents.isEmpty, watches.contains(watch) else { continue }
             var flags: UInt32 = 0
             if revents.contains(.readable) { flags |= DBUS_WATCH_READABLE.rawValue }
@@ -437,6 +399,45 @@ final class Pump: @unchecked Sendable {
     }
 
     fileprivate func removeTimeout(_ timeout: OpaquePointer) { timeouts.removeAll { $0.timeout == timeout } }
+}
+
+// MARK: The pump thread
+
+extension Pump: DescriptorWork {
+    /// Opens the connection and tells the caller, then takes what was queued meanwhile.
+    func start(on thread: DescriptorThread) -> Bool {
+        self.thread.withLock { $0 = thread }
+        do {
+            try open(address)
+        } catch {
+            opened?(.failure(error))
+            opened = nil
+            return false
+        }
+        started = true
+        opened?(.success(()))
+        opened = nil
+        dispatchAll()
+        handleCommands()
+        return running
+    }
+
+    func nextWait() -> DescriptorThread.Wait { waitForWatches() }
+
+    func handle(_ turn: DescriptorThread.Turn) -> Bool {
+        handleWatches(turn.events)
+        dispatchAll()
+        handleCommands()
+        return running
+    }
+
+    func finish() {
+        if started {
+            shutDown()
+        } else {
+            inbox.withLock { $0 = nil }
+        }
+    }
 }
 
 /// A call waiting for its reply.

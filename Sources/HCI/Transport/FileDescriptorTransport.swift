@@ -6,14 +6,14 @@ import SystemCalls
 import Synchronization
 
 /// An H4 stream on a file descriptor it owns: a connected unix or TCP socket, a raw tty, or the
-/// kernel's HCI user channel (whose datagrams are H4 packets too). A reader thread polls the
-/// descriptor and a wake channel, frames what arrives and hands packets to `packets`; `close()`
-/// wakes it, and the descriptor is closed once, by the thread, when it stops.
+/// kernel's HCI user channel (whose datagrams are H4 packets too). Its reader (a
+/// `DescriptorThread`) polls the descriptor, frames what arrives and hands packets to `packets`;
+/// `close()` stops it, and the descriptor is closed once, by the reader, when it ends.
 package final class FileDescriptorTransport: HCITransport, @unchecked Sendable {
-    // @unchecked: `fd` is set in init and only closed by the reader thread after `close()`;
-    // writes are serialized by `writeLock`.
+    // @unchecked: `fd` is set in init and only closed by the reader after `close()`; writes are
+    // serialized by `writeLock`.
     private let fd: Int32
-    private let wake: WakeChannel
+    private let reader: DescriptorThread
     private let writeLock = Mutex(())
     private let closed = Atomic<Bool>(false)
     package let packets: AsyncThrowingStream<H4Framer.Packet, any Error>
@@ -21,12 +21,6 @@ package final class FileDescriptorTransport: HCITransport, @unchecked Sendable {
 
     /// Takes ownership of `fd`.
     package init(owning fd: Int32, description: String) throws(HCITransportError) {
-        do {
-            wake = try WakeChannel()
-        } catch {
-            SystemCall.close(fd)
-            throw HCITransportError(operation: "creating the wake channel", errno: error)
-        }
         self.fd = fd
         self.description = description
         // Bounded, with the reader waiting for room (see `deliver`): a controller that sends faster
@@ -35,12 +29,12 @@ package final class FileDescriptorTransport: HCITransport, @unchecked Sendable {
         let (stream, continuation) = AsyncThrowingStream<H4Framer.Packet, any Error>.makeStream(
             bufferingPolicy: .bufferingOldest(Self.bufferedPackets))
         packets = stream
-        let reader = Thread { [fd, wake] in
-            Self.readLoop(fd: fd, wake: wake, continuation: continuation, description: description)
+        do {
+            reader = try DescriptorThread(name: "gaend-hci-reader", work: Reading(fd: fd, continuation: continuation, description: description))
+        } catch {
             SystemCall.close(fd)
+            throw HCITransportError(operation: "starting the reader of \(description)", errno: error)
         }
-        reader.name = "gaend-hci-reader"
-        reader.start()
     }
 
     deinit {
@@ -59,52 +53,53 @@ package final class FileDescriptorTransport: HCITransport, @unchecked Sendable {
 
     package func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        wake.wake()
+        reader.stop()
     }
 
-    private static func readLoop(
-        fd: Int32, wake: WakeChannel, continuation: AsyncThrowingStream<H4Framer.Packet, any Error>.Continuation, description: String
-    ) {
+    /// The reader's work: read, frame, deliver; the end of the stream and the descriptor at its end.
+    private final class Reading: DescriptorWork {
+        let fd: Int32
+        let continuation: AsyncThrowingStream<H4Framer.Packet, any Error>.Continuation
+        let description: String
         var framer = H4Framer()
         var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let ready: [PollEvents]
-            do {
-                ready = try SystemCall.poll([(fd, .readable), (wake.descriptor, .readable)], milliseconds: -1)
-            } catch  where error == .interrupted {
-                continue
-            } catch {
-                continuation.finish(throwing: HCITransportError(operation: "polling \(description)", errno: error))
-                return
-            }
-            if !ready[1].isEmpty {
-                continuation.finish()
-                return
-            }
-            guard !ready[0].isEmpty else { continue }
+
+        init(fd: Int32, continuation: AsyncThrowingStream<H4Framer.Packet, any Error>.Continuation, description: String) {
+            self.fd = fd
+            self.continuation = continuation
+            self.description = description
+        }
+
+        func nextWait() -> DescriptorThread.Wait { DescriptorThread.Wait([(fd, .readable)]) }
+
+        func handle(_ turn: DescriptorThread.Turn) -> Bool {
+            guard !turn.events[0].isEmpty else { return true }
             let count: Int
             switch buffer.withUnsafeMutableBytes({ raw in Result { () throws(Errno) in try SystemCall.read(fd, into: raw) } }) {
             case .success(let read): count = read
-            case .failure(.wouldBlock): continue
+            case .failure(.wouldBlock), .failure(.interrupted): return true
             case .failure(let error):
                 continuation.finish(throwing: HCITransportError(operation: "reading \(description)", errno: error))
-                return
+                return false
             }
             if count == 0 {
                 continuation.finish(throwing: HCITransportError(operation: "reading \(description)", detail: "the controller closed the connection"))
-                return
+                return false
             }
             do {
                 for packet in try framer.append(buffer[0..<count]) {
-                    guard deliver(packet, to: continuation, wake: wake) else {
-                        continuation.finish()
-                        return
-                    }
+                    guard FileDescriptorTransport.deliver(packet, to: continuation, thread: turn.thread) else { return false }
                 }
             } catch {
                 // Out of step: drop what is buffered and resynchronize on the next packet start.
                 framer.reset()
             }
+            return true
+        }
+
+        func finish() {
+            continuation.finish()
+            SystemCall.close(fd)
         }
     }
 }
@@ -114,15 +109,15 @@ extension FileDescriptorTransport {
 
     /// Enqueues a packet, waiting while the buffer is full; false when the transport was closed
     /// meanwhile.
-    private static func deliver(
-        _ packet: H4Framer.Packet, to continuation: AsyncThrowingStream<H4Framer.Packet, any Error>.Continuation, wake: WakeChannel
+    fileprivate static func deliver(
+        _ packet: H4Framer.Packet, to continuation: AsyncThrowingStream<H4Framer.Packet, any Error>.Continuation, thread: DescriptorThread
     ) -> Bool {
         while true {
             switch continuation.yield(packet) {
             case .enqueued, .terminated: return true
             case .dropped:
                 // Full: wait a millisecond for room, unless the transport is closed meanwhile.
-                if let ready = try? SystemCall.poll([(wake.descriptor, .readable)], milliseconds: 1), !ready[0].isEmpty { return false }
+                if thread.waitForStop(milliseconds: 1) { return false }
             @unknown default: return true
             }
         }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
-import Foundation
+import Conditions
 import Glibc
 package import Logging
 import SystemCalls
@@ -97,31 +97,42 @@ package actor ExposureHookRunner {
         // the program exits without reading.
         _ = run.json.withUnsafeBytes { raw in Result { () throws(Errno) in try SystemCall.writeAll(input.ours, raw) } }
         SystemCall.close(input.ours)
-        let reader = OutputReader(descriptor: output.ours)
-        let (ends, ended) = AsyncStream<ChildProcess.Ending>.makeStream()
-        let waiter = Thread {
-            SystemCall.nameThisThread("gaend-hook-wait")
-            ended.yield(child.waitForEnd())
-            ended.finish()
-        }
-        waiter.start()
-        let killer = Task {
-            guard (try? await monotonic.sleep(for: settings.timeout)) != nil else { return false }
+        // The program's end (its pidfd) and its output, on one reader; the time limit raced
+        // against them. A stop (this task cancelled) kills the group by PID and still awaits the
+        // end, so a run never outlives gaend.
+        let end = HookEnd()
+        do {
+            _ = try DescriptorThread(name: "gaend-hook", work: try HookWatch(child: child, output: output.ours, end: end))
+        } catch {
+            // No pidfd or thread: the group is killed and reaped here, blocking only for that.
             child.killGroup()
-            return true
+            _ = child.waitForEnd()
+            SystemCall.close(output.ours)
+            logger.warning("exposure hook could not be watched; killed", metadata: ["program": "\(settings.program)", "error": "\(error)"])
+            return .notStarted("\(error)")
         }
-        // A stop kills the group too, so that it never waits on the hook; the day stays untold.
-        let ending = await withTaskCancellationHandler {
-            var ending = ChildProcess.Ending.exited(-1)
-            for await value in ends { ending = value }
-            return ending
+        let timedOut = await withTaskCancellationHandler {
+            await withTaskGroup(of: Bool?.self) { group -> Bool in
+                group.addTask {
+                    await end.wait()
+                    return nil
+                }
+                // True at the limit; false when stopped.
+                group.addTask { (try? await monotonic.sleep(for: settings.timeout)) != nil }
+                var timedOut = false
+                while let result = await group.next() {
+                    guard let limit = result else { break }
+                    timedOut = limit
+                    child.killGroup()
+                }
+                group.cancelAll()
+                return timedOut
+            }
         } onCancel: {
             child.killGroup()
         }
-        killer.cancel()
-        reader.programExited()
-        let firstLine = await reader.firstLine()
-        if await killer.value {
+        let (ending, firstLine) = end.value ?? (.exited(-1), "")
+        if timedOut {
             logger.warning(
                 "exposure hook killed with its process group: it ran past its time limit",
                 metadata: ["program": "\(settings.program)", "limit": "\(settings.timeout)", "ending": "\(ending)"])
@@ -148,64 +159,90 @@ package actor ExposureHookRunner {
     }
 }
 
-/// Reads a hook's output on a thread of its own, keeping the first line (at most 4 KiB) and
-/// dropping the rest, so a talkative program never blocks on a full socket. It ends at the end of
-/// the output, or when told the program has exited (a child the program left behind may hold the
-/// socket open): then it takes what is already there, at most `drainLimit` bytes more (a
-/// grandchild that keeps writing once spun this thread at 90 % of a core), and stops.
-final class OutputReader: Sendable {
+/// How a run ended, once its reader knows: the ending and the first line of output. Waited for
+/// without cancellation: a stopped run's end is still awaited, after its group was killed.
+final class HookEnd: Sendable {
+    private let state = ConditionLock<(ChildProcess.Ending, String)?>(nil)
+
+    var value: (ChildProcess.Ending, String)? { state.withLock { $0 } }
+
+    func set(_ ending: ChildProcess.Ending, firstLine: String) { state.withLock { $0 = (ending, firstLine) } }
+
+    func wait() async { await state.wait(cancellable: false) { $0 != nil } }
+}
+
+/// Watches one run of the hook on its reader (a `DescriptorThread`): the program's end by its
+/// pidfd, not its descriptors, so a grandchild it left behind neither delays the end nor keeps the
+/// reader busy; its output, keeping the first line (at most 4 KiB) and dropping the rest, so a
+/// talkative program never blocks on a full socket. Once the program has ended it takes what is
+/// already there, at most `drainLimit` bytes more (a grandchild that keeps writing once spun a
+/// reader at 90 % of a core), and tells the ending and the first line.
+final class HookWatch: DescriptorWork {
     /// What is read after the program exited before the reader stops.
     static let drainLimit = 64 * 1024
-    private let done: AsyncStream<String>
-    private let wake: WakeChannel?
+    let child: ChildProcess
+    let output: Int32
+    let end: Int32
+    let done: HookEnd
+    var kept: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    var outputOpen = true
+    var ending: ChildProcess.Ending?
 
-    init(descriptor: Int32) {
-        let (stream, continuation) = AsyncStream<String>.makeStream()
-        done = stream
-        let wake = try? WakeChannel()
-        self.wake = wake
-        try? SystemCall.setNonBlocking(descriptor)
-        let thread = Thread {
-            SystemCall.nameThisThread("gaend-hook")
-            var kept: [UInt8] = []
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            var exited = false
-            var drained = 0
-            // Each read follows a poll of the output and the wake: a program (or a grandchild)
-            // that never stops writing cannot keep the end from being seen.
-            reading: while true {
-                if !exited {
-                    let waitFor = [(descriptor, PollEvents.readable)] + (wake.map { [($0.descriptor, PollEvents.readable)] } ?? [])
-                    guard let ready = try? SystemCall.poll(waitFor, milliseconds: -1) else { continue }
-                    if ready.count > 1, !ready[1].isEmpty { exited = true }
-                }
-                switch buffer.withUnsafeMutableBytes({ raw in Result { () throws(Errno) in try SystemCall.read(descriptor, into: raw) } }) {
-                case .success(0): break reading
-                case .success(let count):
-                    if kept.count < ExposureHookRunner.outputLimit { kept += buffer.prefix(min(count, ExposureHookRunner.outputLimit - kept.count)) }
-                    if exited {
-                        drained += count
-                        if drained >= OutputReader.drainLimit { break reading }
-                    }
-                case .failure(.wouldBlock):
-                    if exited { break reading }
-                case .failure:
-                    break reading
-                }
-            }
-            SystemCall.close(descriptor)
-            let line = kept.split(separator: UInt8(ascii: "\n"), maxSplits: 1, omittingEmptySubsequences: false).first.map { Array($0) } ?? []
-            continuation.yield(String(decoding: line, as: UTF8.self))
-            continuation.finish()
-        }
-        thread.start()
+    /// Takes `output`; closes it, and the pidfd it opens, at its end.
+    init(child: ChildProcess, output: Int32, end done: HookEnd) throws(Errno) {
+        end = try child.endDescriptor()
+        try? SystemCall.setNonBlocking(output)
+        self.child = child
+        self.output = output
+        self.done = done
     }
 
-    /// The program exited: what it wrote is there; stop once it is read.
-    func programExited() { wake?.wake() }
+    func nextWait() -> DescriptorThread.Wait {
+        DescriptorThread.Wait(outputOpen ? [(end, .readable), (output, .readable)] : [(end, .readable)])
+    }
 
-    func firstLine() async -> String {
-        for await line in done { return line }
-        return ""
+    func handle(_ turn: DescriptorThread.Turn) -> Bool {
+        if !turn.events[0].isEmpty, let ended = child.reapIfEnded() {
+            ending = ended
+            // What is already written, within the limit, then the end.
+            var drained = 0
+            while outputOpen, drained < Self.drainLimit, let count = read() { drained += count }
+            return false
+        }
+        if outputOpen, turn.events.count > 1, !turn.events[1].isEmpty { _ = read() }
+        return true
+    }
+
+    /// One read of the output: its size, or nil when nothing more is there now (or ever).
+    private func read() -> Int? {
+        switch buffer.withUnsafeMutableBytes({ raw in Result { () throws(Errno) in try SystemCall.read(output, into: raw) } }) {
+        case .success(0):
+            outputOpen = false
+            return nil
+        case .success(let count):
+            if kept.count < ExposureHookRunner.outputLimit { kept += buffer.prefix(min(count, ExposureHookRunner.outputLimit - kept.count)) }
+            return count
+        case .failure(.interrupted):
+            return 0
+        case .failure(.wouldBlock):
+            return nil
+        case .failure:
+            outputOpen = false
+            return nil
+        }
+    }
+
+    func finish() {
+        SystemCall.close(output)
+        SystemCall.close(end)
+        let line = kept.split(separator: UInt8(ascii: "\n"), maxSplits: 1, omittingEmptySubsequences: false).first.map { Array($0) } ?? []
+        // Ended without an end (the reader could not wait): the group is killed and reaped, so no
+        // program is left behind.
+        if ending == nil {
+            child.killGroup()
+            ending = child.waitForEnd()
+        }
+        done.set(ending ?? .exited(-1), firstLine: String(decoding: line, as: UTF8.self))
     }
 }

@@ -34,10 +34,11 @@ package struct ExposureHookService: Service {
         self.logger = logger
     }
 
-    /// Why the decider looks: a change of the worker or a midnight, or a retry that is due.
+    /// Why the decider looks: a change of the worker or a midnight, or a retry that is due (the
+    /// number of the failure that scheduled it: an older one's is stale).
     enum Look: Sendable {
         case change
-        case retry
+        case retry(Int)
     }
 
     package func run() async throws {
@@ -49,12 +50,16 @@ package struct ExposureHookService: Service {
                 }
                 group.addTask { await midnights(look) }
                 // The one task that decides, the one owner of the trigger, and the one caller of
-                // the runner: a run at a time, and the next look takes the newest answer.
+                // the runner: a run at a time, awaited here (a stop cancels it, which kills its
+                // process group and awaits its end), and the next look takes the newest answer.
                 var trigger = HookTrigger(told: Self.load(from: dataDirectory))
                 var retry = HookRetry()
-                var retryTimer: Task<Void, Never>?
+                var scheduled = 0
                 for await reason in looks {
-                    if case .retry = reason { retry.due() }
+                    if case .retry(let number) = reason {
+                        guard number == scheduled else { continue }
+                        retry.due()
+                    }
                     guard let (days, outcome) = await consider(&trigger, retry: retry) else { continue }
                     if outcome.told {
                         if retry.failures > 0 { logger.notice("exposure hook told the owner after failed runs", metadata: ["failures": "\(retry.failures)"]) }
@@ -66,13 +71,14 @@ package struct ExposureHookService: Service {
                     logger.warning(
                         "exposure hook did not tell the owner; the days stay untold and it runs again",
                         metadata: ["outcome": "\(outcome)", "failures": "\(retry.failures)", "retryIn": "\(delay)"])
-                    retryTimer?.cancel()
-                    retryTimer = Task { [monotonic] in
+                    // The retry's wait is a child of this group; a later failure's supersedes it.
+                    scheduled += 1
+                    let (number, monotonic) = (scheduled, monotonic)
+                    group.addTask {
                         guard (try? await monotonic.sleep(for: delay)) != nil else { return }
-                        look.yield(.retry)
+                        look.yield(.retry(number))
                     }
                 }
-                retryTimer?.cancel()
                 group.cancelAll()
             }
         }
