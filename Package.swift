@@ -186,7 +186,8 @@ let package = Package(
         .executableTarget(
             name: "gaend",
             dependencies: [
-                "ENCore", "GaendConfiguration", "BuildRevision", "Daemon", "OwnerSignals", "DaemonLog", "CommandSupport", "Executors", "ClockTrust", "HCI", "Beacon",
+                "ENCore", "GaendConfiguration", "BuildRevision", "Daemon", "OwnerSignals", "DaemonLog", "CommandSupport", "Executors", "ClockTrust", "HCI",
+                "Beacon",
                 "HCIBeacon", "BlueZ",
                 "Detection",
                 "KeySchedule",
