@@ -84,6 +84,25 @@ import Testing
         await until { Self.isGone(grandchild) }
     }
 
+    /// Issue 37: a stop (the run's task cancelled, as gaend's shutdown cancels the hook service)
+    /// kills the program's group by PID and returns only once the program has ended and been
+    /// reaped: no hook outlives gaend, not even as a zombie.
+    @Test func aStopKillsTheRunningProgramAndAwaitsItsEnd() async throws {
+        let directory = try TemporaryDirectory()
+        let me = directory.path + "/me"
+        let program = try Self.script(directory, "hook", "echo $$ > '\(me)'\nexec sleep 600")
+        let limit = TestClock()
+        let runner = ExposureHookRunner(settings: HookSettings(program: program, timeout: .seconds(30)), monotonic: limit, logger: quiet)
+        let running = Task {
+            await runner.run(ExposureHookService.run(event: .exposed, answer: ExposureAnswer(days: [Self.day]), newDays: [Self.day], now: Self.day.start))
+        }
+        await until { (try? String(contentsOfFile: me, encoding: .utf8))?.isEmpty == false && limit.waiting == 1 }
+        let pid = try #require(pid_t(try String(contentsOfFile: me, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+        running.cancel()
+        #expect(await running.value == .signalled(SIGKILL, firstLine: ""))
+        #expect(kill(pid, 0) == -1 && errno == ESRCH)
+    }
+
     static func isGone(_ pid: pid_t) -> Bool {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return true }
         return stat.split(separator: ")").last?.split(separator: " ").first == "Z"
