@@ -70,7 +70,10 @@ package struct BlueZLink: BeaconLink {
 
     package func run(events: BeaconEvents) async {
         let (owners, signals, adapterPath, reports, progress, advertisement) = (owners, signals, adapterPath, reports, progress, advertisement)
+        let bus = bus
         await withTaskGroup(of: Void.self) { group in
+            // bluetoothd's calls to our advertisement (GetAll, Release), answered here.
+            group.addTask { await bus.serve() }
             group.addTask {
                 for await owner in owners { events.tell(.ownerChanged(owner)) }
             }

@@ -32,6 +32,8 @@ struct DBusBench: AsyncParsableCommand {
                         DBusMethod("Echo", inputs: [.init("data", .array(.byte))], outputs: [.init("data", .array(.byte))]) { $0.arguments }
                     ])
             ])
+        async let serving: Void = server.serve()
+        defer { server.close() }
         let payload = DBusValue.bytes(Array(repeating: 0xA5, count: 20))
         let call = DBusMessage.call(destination: server.uniqueName, path: "/org/gaend/Bench", interface: "org.gaend.Bench1", member: "Echo", [payload])
         let clock = ContinuousClock()

@@ -34,6 +34,8 @@ struct BlueZRadioTests {
         let bus = try await DBusConnection.bus(address: fixture.bus.address)
         let advertisement = AdvertisementObject()
         try await advertisement.export(on: bus)
+        // The mock reads our object back while we register: its calls are answered for the test's life.
+        Task { await bus.serve() }
         let sleeps = RecordingClock()
         let radio = BlueZRadio(bus: bus, adapterPath: adapter, advertisement: advertisement, clock: sleeps)
         return Setup(fixture: fixture, bus: bus, control: control, advertisement: advertisement, radio: radio, sleeps: sleeps)

@@ -58,6 +58,8 @@ import Testing
         let bus = try DBusDaemonFixture()
         let server = try await DBusConnection.bus(address: bus.address)
         let client = try await DBusConnection.bus(address: bus.address)
+        let servingServer = Task { await server.serve() }
+        defer { servingServer.cancel() }
         try await server.export("/org/gaend/Echo", interfaces: Self.echoObject())
         for sample in Self.samples {
             let reply = try await client.call(
@@ -85,6 +87,8 @@ import Testing
         let bus = try DBusDaemonFixture()
         let server = try await DBusConnection.bus(address: bus.address)
         let client = try await DBusConnection.bus(address: bus.address)
+        let servingServer = Task { await server.serve() }
+        defer { servingServer.cancel() }
         try await server.export("/org/gaend/Echo", interfaces: Self.echoObject())
         func error(_ member: String, _ arguments: [DBusValue], path: String = "/org/gaend/Echo", interface: String? = DBusBusTests.echoInterface) async
             -> DBusError?
@@ -121,9 +125,13 @@ import Testing
         let bus = try DBusDaemonFixture()
         let registrar = try await DBusConnection.bus(address: bus.address)
         let client = try await DBusConnection.bus(address: bus.address)
+        let servingClient = Task { await client.serve() }
+        defer { servingClient.cancel() }
         try await client.export(
             "/org/gaend/Advertisement",
             interfaces: [DBusInterface(name: "org.bluez.LEAdvertisement1", properties: [DBusProperty("Type", .string) { .string("broadcast") }])])
+        let servingRegistrar = Task { await registrar.serve() }
+        defer { servingRegistrar.cancel() }
         try await registrar.export(
             "/",
             interfaces: [
@@ -147,6 +155,8 @@ import Testing
         let bus = try DBusDaemonFixture()
         let server = try await DBusConnection.bus(address: bus.address)
         let client = try await DBusConnection.bus(address: bus.address)
+        let servingServer = Task { await server.serve() }
+        defer { servingServer.cancel() }
         try await server.export("/org/gaend/Echo", interfaces: Self.echoObject())
         let serverName = server.uniqueName
         async let outcome: DBusError? = {
@@ -170,6 +180,8 @@ import Testing
         let bus = try DBusDaemonFixture()
         let server = try await DBusConnection.bus(address: bus.address)
         let client = try await DBusConnection.bus(address: bus.address)
+        let servingServer = Task { await server.serve() }
+        defer { servingServer.cancel() }
         try await server.export("/org/gaend/Echo", interfaces: Self.echoObject())
         await #expect {
             _ = try await client.call(
@@ -255,6 +267,8 @@ import Testing
         let client = try await DBusConnection.bus(address: bus.address)
         try server.addObjectManager(at: "/org/gaend")
         let added = try await client.signals(matching: DBusMatchRule(sender: server.uniqueName, interface: "org.freedesktop.DBus.ObjectManager"))
+        let servingServer = Task { await server.serve() }
+        defer { servingServer.cancel() }
         try await server.export("/org/gaend/Echo", interfaces: Self.echoObject())
         var iterator = added.makeAsyncIterator()
         let signal = await iterator.next()
@@ -275,6 +289,8 @@ import Testing
         let server = try await DBusConnection.bus(address: bus.address)
         let client = try await DBusConnection.bus(address: bus.address)
         let stored = Mutex<String>("first")
+        let servingServer = Task { await server.serve() }
+        defer { servingServer.cancel() }
         try await server.export(
             "/org/gaend/Settable",
             interfaces: [

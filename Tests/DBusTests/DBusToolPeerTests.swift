@@ -11,6 +11,8 @@ import Testing
         let bus = try DBusDaemonFixture()
         let server = try await DBusConnection.bus(address: bus.address)
         #expect(try await server.requestName("org.gaend.Test") == .primaryOwner)
+        let servingServer = Task { await server.serve() }
+        defer { servingServer.cancel() }
         try await server.export("/org/gaend/Echo", interfaces: DBusBusTests.echoObject())
         let busctl = try await ToolRunner.runProgramDetached(
             "/usr/bin/busctl", ["--address=\(bus.address)", "introspect", "org.gaend.Test", "/org/gaend/Echo"])
@@ -40,6 +42,8 @@ import Testing
         let bus = try DBusDaemonFixture()
         let server = try await DBusConnection.bus(address: bus.address)
         #expect(try await server.requestName("org.gaend.Test") == .primaryOwner)
+        let servingServer = Task { await server.serve() }
+        defer { servingServer.cancel() }
         try await server.export("/org/gaend/Echo", interfaces: DBusBusTests.echoObject())
         let upper = try await ToolRunner.runProgramDetached(
             "/usr/bin/busctl", ["--address=\(bus.address)", "call", "org.gaend.Test", "/org/gaend/Echo", "org.gaend.Test1", "Upper", "s", "hello"])

@@ -61,16 +61,9 @@ extension DBusConnection {
             matching: DBusMatchRule(
                 sender: StandardInterfaces.bus, interface: StandardInterfaces.bus, member: "NameOwnerChanged", path: StandardInterfaces.busPath, arg0: name))
         let current = try await owner(of: name)
-        let (stream, continuation) = AsyncStream<String?>.makeStream()
-        continuation.yield(current)
-        let forward = Task {
-            for await change in changes {
-                if change.body.count == 3, let newOwner = change.body[2].string { continuation.yield(newOwner.isEmpty ? nil : newOwner) }
-            }
-            continuation.finish()
-        }
-        continuation.onTermination = { _ in forward.cancel() }
-        return stream
+        // Read by whoever iterates it: no task of its own.
+        let owners = OwnerChanges(first: current, changes: changes)
+        return AsyncStream(unfolding: { await owners.next() })
     }
 
     /// The unique name owning `name`, or nil.
@@ -132,5 +125,30 @@ extension DBusMessage {
         var copy = self
         copy.noReply = true
         return copy
+    }
+}
+
+/// The owner now, then each NameOwnerChanged's new owner: `nameOwner`'s stream, read by its
+/// iterator's task.
+private final class OwnerChanges: @unchecked Sendable {
+    // @unchecked: one iterator, so one task calls `next` at a time.
+    private var first: String??
+    private var changes: AsyncStream<DBusMessage>.Iterator
+
+    init(first: String?, changes: AsyncStream<DBusMessage>) {
+        self.first = .some(first)
+        self.changes = changes.makeAsyncIterator()
+    }
+
+    /// The next owner (nil inside: no owner), or nil when the signals end.
+    func next() async -> String?? {
+        if let first {
+            self.first = nil
+            return .some(first)
+        }
+        while let change = await changes.next() {
+            if change.body.count == 3, let newOwner = change.body[2].string { return .some(newOwner.isEmpty ? nil : newOwner) }
+        }
+        return nil
     }
 }

@@ -12,6 +12,10 @@ package final class DBusConnection: Sendable {
     let state: ConditionLock<ConnectionState>
     /// This connection's unique name on the bus (`:1.42`).
     package let uniqueName: String
+    /// Calls to exported objects, for `serve`; bounded (a flood of calls is refused, not queued).
+    private let calls: AsyncStream<(DBusMessage, ObjectTable.Route)>
+    private let callSink: AsyncStream<(DBusMessage, ObjectTable.Route)>.Continuation
+    static let queuedCalls = 1024
 
     struct ConnectionState {
         var objects = ObjectTable()
@@ -56,6 +60,7 @@ package final class DBusConnection: Sendable {
                 disconnected: { box.connection?.lost() }))
         uniqueName = pump.uniqueName
         state = ConditionLock(ConnectionState())
+        (calls, callSink) = AsyncStream.makeStream(bufferingPolicy: .bufferingOldest(Self.queuedCalls))
         box.set(self)
     }
 
@@ -65,6 +70,18 @@ package final class DBusConnection: Sendable {
     package func close() { pump.submit(.close) }
 
     package var isConnected: Bool { state.withLock { $0.connected } }
+
+    /// Answers the calls to this connection's exported objects, each in a child task of the
+    /// caller's, until the connection ends: an owner that exports objects runs this in its task
+    /// group (once), so no handler runs in a task nobody owns. A call to nothing exported is
+    /// refused at once, on the pump, served or not.
+    package func serve() async {
+        await withDiscardingTaskGroup { group in
+            for await (call, route) in calls {
+                group.addTask { await self.answer(call, route: route) }
+            }
+        }
+    }
 
     /// Returns when the connection is gone (closed here, by the bus, or by the bus going away),
     /// or when the task is cancelled.
@@ -159,8 +176,13 @@ package final class DBusConnection: Sendable {
         switch message.kind {
         case .methodCall:
             let route = state.withLock { $0.objects.route(message) }
-            // Handlers are async and may call back into the bus: off the pump thread.
-            Task { await self.answer(message, route: route) }
+            if case .failure(let error) = route {
+                if !message.noReply { try? send(message.errorReply(error)) }
+                return
+            }
+            // Handlers are async and may call back into the bus: off the pump thread, in `serve`.
+            if case .enqueued = callSink.yield((message, route)) { return }
+            if !message.noReply { try? send(message.errorReply(DBusError(.limitsExceeded, "too many calls waiting for an answer"))) }
         case .signal:
             if message.sender == StandardInterfaces.bus, message.interface == StandardInterfaces.bus, message.member == "NameOwnerChanged",
                 message.body.count == 3, let name = message.body[0].string, let newOwner = message.body[2].string
@@ -199,6 +221,7 @@ package final class DBusConnection: Sendable {
             return Array(state.subscriptions.values)
         }
         for subscription in subscriptions { subscription.continuation.finish() }
+        callSink.finish()
     }
 }
 

@@ -88,6 +88,8 @@ package struct ManagerService: Service {
         let initial = await manager.properties()
         await withTaskGroup(of: Void.self) { group in
             let ticks = ticks
+            // Manager1's calls, each answered in a child of this group.
+            group.addTask { await connection.serve() }
             group.addTask {
                 await manager.followChanges(radioStatus: radioStatus, gate: gate, ticks: ticks) { trigger.yield() }
             }
