@@ -15,7 +15,8 @@ controller does not (shared/reference/test-peers.md §1.3-1.4):
 
 Fault injection: --fail-once OPCODE (hex) answers the first such command with 0x12 (invalid
 parameters); SIGUSR1 makes every controller send its host a malformed LE Advertising Report and a
-Hardware Error event (code 0x42).
+Hardware Error event (code 0x42). SIGUSR2 prints "SENT n0 n1 ...": the reports carrying 0xFD6F
+service data each controller has sent its host so far (none is sent while its host's scan is off).
 
 Usage: controllers.py [--rssi DBM] [--pair-rssi Cs:Cr=DBM]... [--no-dup-filter] [--fail-once OPCODE]... [--max-seconds S] TRANSPORT...
 Prints "READY n" once every transport is open; SIGTERM or SIGINT close cleanly and unlink unix sockets.
@@ -82,6 +83,7 @@ class FixtureController(Controller):
         self.legacy_scan = True
         self.seen = set()
         self.random_address_set = False
+        self.gaen_reports_sent = 0
 
     def on_hci_command_packet(self, command):
         if command.op_code in FixtureController.fail_once:
@@ -151,6 +153,8 @@ class FixtureController(Controller):
                 return
             self.seen.add(key)
         rssi = self.rssi_for(getattr(pdu, 'sender', ''), self.name)
+        if b'\x16\x6f\xfd' in bytes(pdu.data):
+            self.gaen_reports_sent += 1
         if self.legacy_scan:
             report = hci.HCI_LE_Advertising_Report_Event.Report(
                 event_type=legacy_type, address_type=address.address_type, address=address, data=pdu.data, rssi=rssi)
@@ -188,8 +192,10 @@ async def run(arguments):
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     # A parent may have spawned us with signals blocked (the mask is inherited across exec).
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1, signal.SIGTERM, signal.SIGINT})
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1, signal.SIGUSR2, signal.SIGTERM, signal.SIGINT})
     loop.add_signal_handler(signal.SIGUSR1, lambda: [controller.inject_faults() for controller in controllers])
+    loop.add_signal_handler(
+        signal.SIGUSR2, lambda: print('SENT ' + ' '.join(str(c.gaen_reports_sent) for c in controllers), flush=True))
     for number in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(number, stop.set)
     try:

@@ -23,7 +23,8 @@ struct DaemonTests {
         let fixture = try BumbleFixture(
             controllers: 3, arguments: ["--pair-rssi", "C0:C1=-70", "--pair-rssi", "C1:C0=-80", "--pair-rssi", "C2:C0=-61", "--pair-rssi", "C2:C1=-62"])
         let directory = try TemporaryDirectory()
-        let daemons = try Self.startDaemons(on: fixture, count: 2, in: directory, ["--rotation-interval", "1-2", "--calibration-confidence", "low"])
+        let daemons = try Self.startDaemons(
+            on: fixture, count: 2, in: directory, ["--rotation-interval", "1-2", "--calibration-confidence", "low"], capturingStandardError: true)
         defer { for daemon in daemons where daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) } }
         let heardText = try Self.runPeer(on: fixture.sockets[2], seconds: 5)
 
@@ -74,6 +75,24 @@ struct DaemonTests {
         // Nothing torn: the window open at the signal was flushed.
         for index in 0..<2 {
             #expect(try ContactLogReader(dataDirectory: DataDirectory(path: "\(directory.path)/d\(index)")).verify().isIntact)
+        }
+        // Every GAEN report each controller sent its daemon (while its scan was on) is in a window
+        // of that daemon's log, or counted at its stop (issue 37).
+        let sent = try #require(fixture.gaenReportsSent())
+        for index in 0..<2 {
+            var logged = 0
+            try ContactLogReader(dataDirectory: DataDirectory(path: "\(directory.path)/d\(index)")).forEachRecord(in: nil) { record in
+                if case .scanWindow(let window) = record { logged += Int(window.exposureNotificationReports) }
+            }
+            let stderr = (try? String(contentsOfFile: "\(directory.path)/stderr\(index)", encoding: .utf8)) ?? ""
+            let stopped = try #require(stderr.split(separator: "\n").last { $0.contains("radio stopped") }, "\(stderr)")
+            func count(_ key: String) -> Int {
+                stopped.split(separator: " ").first { $0.hasPrefix(key + "=") }.flatMap { Int($0.dropFirst(key.count + 1)) } ?? -1
+            }
+            let (outside, dropped) = (count("reports.outsideWindows"), count("reports.droppedOnTheWay"))
+            print("daemon \(index): Bumble sent \(sent[index]) GAEN reports; \(logged) logged, \(outside) outside a window, \(dropped) dropped")
+            #expect(sent[index] > 0)
+            #expect(sent[index] == logged + outside + dropped, "sent \(sent[index]), logged \(logged), outside \(outside), dropped \(dropped)")
         }
     }
 

@@ -9,6 +9,8 @@ package final class BumbleFixture: @unchecked Sendable {
     // @unchecked: set in init, read-only after.
     let process: Process
     let directory: String
+    /// The script's standard output: READY, then what SIGUSR2 asks for.
+    let output: Pipe
     package let sockets: [String]
 
     /// The venv's python, from `make check` (GAEND_BUMBLE_PYTHON) or the default place.
@@ -41,6 +43,7 @@ package final class BumbleFixture: @unchecked Sendable {
             [Self.root.appendingPathComponent("testbed/controllers.py").path, "--max-seconds", "120"] + arguments
             + sockets.map { "unix-server:\($0)" }
         let output = Pipe()
+        self.output = output
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
@@ -55,6 +58,15 @@ package final class BumbleFixture: @unchecked Sendable {
     /// Error event.
     package func injectFaults() {
         if process.isRunning { kill(process.processIdentifier, SIGUSR1) }
+    }
+
+    /// SIGUSR2: the GAEN reports each controller has sent its host so far, in order.
+    package func gaenReportsSent() -> [Int]? {
+        guard process.isRunning else { return nil }
+        kill(process.processIdentifier, SIGUSR2)
+        let line = output.firstLine()
+        guard line.hasPrefix("SENT ") else { return nil }
+        return line.dropFirst(5).split(separator: " ").map { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1 }
     }
 
     /// Ends the fixture (SIGKILL: no clean-up, as a crash would).
