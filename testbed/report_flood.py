@@ -64,8 +64,9 @@ def main():
         while not done.is_set():
             if not scanning.wait(0.1):
                 continue
-            # Under the lock the replies are sent under: no chunk goes after a disable's reply,
-            # so every report sent belongs to a window (reports sent = logged + counted).
+            # Checked under the lock the replies are sent under, after the flag was cleared: no
+            # chunk goes after a disable's reply, so every report sent belongs to a window
+            # (reports sent = logged + counted).
             with lock:
                 if not scanning.is_set():
                     continue
@@ -86,10 +87,12 @@ def main():
                 opcode = buffer[1] | buffer[2] << 8
                 parameters = buffer[4:4 + buffer[3]]
                 buffer = buffer[4 + buffer[3]:]
+                # The flag changes at once, outside the lock: the flood thread, which takes the
+                # lock again as soon as it lets it go, would otherwise starve this reply.
+                if opcode == LE_SET_SCAN_ENABLE:
+                    (scanning.set if parameters[0] else scanning.clear)()
                 reply = bytes([0x0E, 12, 1, opcode & 0xFF, opcode >> 8, 0]) + bytes(8)
                 with lock:
-                    if opcode == LE_SET_SCAN_ENABLE:
-                        (scanning.set if parameters[0] else scanning.clear)()
                     connection.sendall(bytes([0x04]) + reply)
 
     for target in (flood, commands):
