@@ -85,11 +85,7 @@ struct DaemonTests {
                 if case .scanWindow(let window) = record { logged += Int(window.exposureNotificationReports) }
             }
             let stderr = (try? String(contentsOfFile: "\(directory.path)/stderr\(index)", encoding: .utf8)) ?? ""
-            let stopped = try #require(stderr.split(separator: "\n").last { $0.contains("radio stopped") }, "\(stderr)")
-            func count(_ key: String) -> Int {
-                stopped.split(separator: " ").first { $0.hasPrefix(key + "=") }.flatMap { Int($0.dropFirst(key.count + 1)) } ?? -1
-            }
-            let (outside, dropped) = (count("reports.outsideWindows"), count("reports.droppedOnTheWay"))
+            let (outside, dropped) = try #require(FloodCountTests.countsAtStop(in: stderr), "\(stderr)")
             print("daemon \(index): Bumble sent \(sent[index]) GAEN reports; \(logged) logged, \(outside) outside a window, \(dropped) dropped")
             #expect(sent[index] > 0)
             #expect(sent[index] == logged + outside + dropped, "sent \(sent[index]), logged \(logged), outside \(outside), dropped \(dropped)")
