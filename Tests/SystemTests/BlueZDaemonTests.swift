@@ -186,6 +186,9 @@ struct BlueZDaemonTests {
         let validReports = heard.reduce(0) { $0 + Int($1.rssi.validReports) }
         let sum = heard.reduce(0) { $0 + Int($1.rssi.sum) }
         #expect(reports == 4)
+        // The four sightings bluetoothd signalled are all logged, none outside a window (issue 37).
+        let counts = FloodCountTests.countsAtStop(in: harness.stderr)
+        #expect(counts?.outside == 0 && counts?.dropped == 0, "\(harness.stderr)")
         #expect(validReports == 3)
         #expect(sum == -198)
         #expect(heard.compactMap(\.rssi.maximum).max() == -60)
