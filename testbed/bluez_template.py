@@ -99,6 +99,7 @@ class AdapterState:
         self.max_ads = bluez5.MAX_ADVERTISEMENT_INSTANCES
         self.regs = []  # Registration, in order; pending ones count, as in bluetoothd's queue
         self.log = []  # (event, sender, path)
+        self.refusals = []  # "name: message" of each RegisterAdvertisement refused, in order
         self.fail_register = None  # [name, message, count]
         self.fail_unregister = None
         self.clients = {}  # sender -> DiscoveryClient
@@ -419,14 +420,19 @@ class Adapter:
         reached"). Then it replies only once the properties have been read (client_proxy_added ->
         parse_advertisement -> add_adv_callback)."""
         state = ADAPTERS[adapter.path]
+
+        def refuse(e):
+            state.refusals.append(f"{e.get_dbus_name()}: {e.get_dbus_message()}")
+            err(e)
+
         if message.get_signature() != "oa{sv}":
-            return err(invalid_args())
+            return refuse(invalid_args())
         if any(r.sender == sender and r.path == path for r in state.regs):
-            return err(error("org.bluez.Error.AlreadyExists", "Already Exists"))
+            return refuse(error("org.bluez.Error.AlreadyExists", "Already Exists"))
         if len(state.regs) >= state.max_ads:
-            return err(error("org.bluez.Error.NotPermitted", "Maximum advertisements reached"))
+            return refuse(error("org.bluez.Error.NotPermitted", "Maximum advertisements reached"))
         reg = Registration(sender, str(path))
-        reg.fail = err
+        reg.fail = refuse
         state.regs.append(reg)
         sync_instances(adapter, state, emit=False)
 
@@ -443,7 +449,7 @@ class Adapter:
             if refusal:
                 state.regs.remove(reg)
                 sync_instances(adapter, state, emit=False)
-                err(refusal)
+                refuse(refusal)
                 return
             reg.active = True
             reg.fail = None
@@ -458,7 +464,7 @@ class Adapter:
             state.regs.remove(reg)
             sync_instances(adapter, state, emit=False)
             # client_free's message for a registration that never completed, plus the cause.
-            err(failed(f"Failed to complete registration: {e.get_dbus_name()}"))
+            refuse(failed(f"Failed to complete registration: {e.get_dbus_name()}"))
 
         read_advertisement(sender, str(path), done, fail)
         return None
@@ -961,6 +967,14 @@ def GetRegistrationLog(self, adapter_name):
     """(event, sender, path) since AddAdapter; event is register, unregister, release or dropped."""
     _, state = lookup(adapter_name)
     return dbus.Array([(e, s, dbus.ObjectPath(p)) for e, s, p in state.log], signature="(sso)")
+
+
+@dbus.service.method(MOCK_IFACE, in_signature="s", out_signature="as")
+def GetRegistrationRefusals(self, adapter_name):
+    """"name: message" of every RegisterAdvertisement refused since AddAdapter, in order: a test
+    compares its client's retries with them, and a refusal it did not inject is named."""
+    _, state = lookup(adapter_name)
+    return dbus.Array(state.refusals, signature="s")
 
 
 @dbus.service.method(MOCK_IFACE, in_signature="sssu", out_signature="")

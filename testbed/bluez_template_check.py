@@ -212,6 +212,12 @@ def main():
     check('Release' not in adv2.calls, 'UnregisterAdvertisement must not call Release')
     passed('FailNextRegistrations fails once after GetAll, then registration works; Unregister does not call Release')
 
+    refusals = [str(r) for r in mock('GetRegistrationRefusals', 's', 'hci0')]
+    check(refusals == ['org.bluez.Error.AlreadyExists: Already Exists',
+                       'org.bluez.Error.NotPermitted: Maximum advertisements reached',
+                       'org.bluez.Error.Failed: injected'], f'refusals {refusals}')
+    passed('GetRegistrationRefusals lists each refused registration, in order')
+
     bad = Advertisement(bus, '/gaend/bad', kind='bogus')
     refused('org.bluez.Error.Failed', lambda: register(bad), 'Failed to parse advertisement.')
     passed('Type "bogus" -> org.bluez.Error.Failed "Failed to parse advertisement." (as bluetoothd 5.66)')
