@@ -15,11 +15,13 @@ package final class PostgreSQLConnection {
     /// so an unreachable server is an error rather than a hang.
     /// - Throws: `PostgreSQLError` with SQLSTATE 08001 and libpq's message, any password in it
     ///   replaced by `***`.
-    package init(_ connectionString: String) throws(PostgreSQLError) {
+    /// `serverOptions` are libpq's `options` (`-c name=value`...): session settings that a
+    /// reconnection keeps, since libpq connects again with the same parameters.
+    package init(_ connectionString: String, serverOptions: String? = nil) throws(PostgreSQLError) {
         // PQconnectdbParams with expand_dbname: `dbname` is expanded as a whole connection string,
         // and it comes last so that its own connect_timeout, if any, wins over ours.
-        let keywords = ["connect_timeout", "dbname"]
-        let values = ["10", connectionString]
+        let keywords = ["connect_timeout"] + (serverOptions == nil ? [] : ["options"]) + ["dbname"]
+        let values = ["10"] + (serverOptions.map { [$0] } ?? []) + [connectionString]
         let opened = Self.withCStrings(keywords) { keywords in
             Self.withCStrings(values) { values in PQconnectdbParams(keywords, values, 1) }
         }

@@ -28,8 +28,8 @@ struct ExportOptions: ParsableArguments {
         _ = try keyIDParts()
     }
 
-    /// The export worker's settings for files written to `directory`.
-    func settings(directory: String) throws -> ExportWorker.Settings {
+    /// The export worker's settings for files also written to `directory` (nil: the database alone).
+    func settings(directory: String?) throws -> ExportWorker.Settings {
         let (id, version) = try keyIDParts()
         var settings = ExportWorker.Settings(directory: directory, root: "exposureKeyExport-\(region)", region: region, keyID: id, keyVersion: version)
         settings.minimumRecords = minimumRecords

@@ -142,7 +142,6 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         guard !healthAuthority.isEmpty else { throw ValidationError("--health-authority: at least one is needed") }
-        guard let dataDir = options.dataDir else { throw ValidationError("--data-dir: serve keeps its exports there, so it is needed") }
         guard
             let deviceAPIKey = try APIKeySource(option: "--device-api-key", credential: "device-api-key").resolve(
                 value: deviceAPIKey, file: deviceAPIKeyFile, environment: "GAEN_KEYSERVER_DEVICE_API_KEY")
@@ -154,8 +153,26 @@ struct Serve: AsyncParsableCommand {
         let signing = try privateKey(verificationKey, option: "--verification-key")
         let store = try options.openKeyStore()
         let verifier = try options.openVerifier(signingKey: signing, codeKey: codeKey)
+        // SQLite's exports are also written to --data-dir for a static server; on PostgreSQL the
+        // database alone holds them, for every replica.
+        let exportDirectory = options.database == nil ? options.dataDir.map { $0 + "/exports" } : nil
+        let exportSettings = try export.settings(directory: exportDirectory)
+        let location = try options.location(sqliteFile: "keys.sqlite")
+        let exports: ExportFiles
+        let failures: (any FailureBudget)?
+        do throws(DatabaseError) {
+            exports = try ExportFiles(location, root: exportSettings.root, directory: exportDirectory)
+            // Replicas share the budgets of failed attempts through the database they share.
+            if let database = options.database {
+                failures = try SharedFailureBudget(connectionString: database, limit: requestLimits.failures)
+            } else {
+                failures = nil
+            }
+        } catch {
+            throw DatabaseOpenError(location: location, error: error)
+        }
         var settings = KeyServerAPI.Settings(
-            healthAuthorities: Set(healthAuthority), deviceAPIKey: deviceAPIKey, exportDirectory: dataDir + "/exports")
+            healthAuthorities: Set(healthAuthority), deviceAPIKey: deviceAPIKey, exportDirectory: exportDirectory ?? "")
         settings.adminAPIKey = adminAPIKey
         settings.exposureConfigurationPath = exposureConfiguration
         var validator = PublishValidator()
@@ -165,8 +182,9 @@ struct Serve: AsyncParsableCommand {
             store: store, verifier: verifier,
             check: CertificateCheck(
                 verifierKey: try ECDSAPublicKey(pem: signing.publicKeyPEM), issuer: verifier.settings.issuer, audience: verifier.settings.audience),
-            validator: validator, settings: settings, limits: RequestLimits(requestLimits), clock: { SystemClockTime.now })
-        let exporter = ExportWorker(store: store, signingKey: try export.signingKey(), settings: try export.settings(directory: settings.exportDirectory))
+            validator: validator, settings: settings, limits: RequestLimits(requestLimits, failures: failures), exports: exports,
+            clock: { SystemClockTime.now })
+        let exporter = ExportWorker(store: store, signingKey: try export.signingKey(), settings: exportSettings)
 
         DaemonLogging.bootstrap(threshold: LogThreshold(Logger.Level(rawValue: logLevel.rawValue) ?? .info), environment: ProcessInfo.processInfo.environment)
         let server = BoundedHTTPServer(

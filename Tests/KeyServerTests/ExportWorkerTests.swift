@@ -25,9 +25,9 @@ import Testing
         let worker = ExportWorker(store: store, signingKey: signing, settings: settings)
         let policy = SignaturePolicy(trustedKeys: [try VerificationKey(keyID: "310", keyVersion: "v1", pem: signing.publicKeyPEM)])
         func read(_ name: String) throws -> KeyFile {
-            try KeyFile(zip: Array(try Data(contentsOf: URL(fileURLWithPath: settings.directory + "/" + name))), policy: policy)
+            try KeyFile(zip: Array(try Data(contentsOf: URL(fileURLWithPath: settings.directory! + "/" + name))), policy: policy)
         }
-        func index() throws -> String { try String(contentsOfFile: settings.directory + "/exposureKeyExport-CH/index.txt", encoding: .utf8) }
+        func index() throws -> String { try String(contentsOfFile: settings.directory! + "/exposureKeyExport-CH/index.txt", encoding: .utf8) }
 
         // Yesterday's key (likely) and today's (embargoed until tomorrow 02:00).
         let request = try PublishValidatorTests.request([
@@ -66,7 +66,7 @@ import Testing
         // Fifteen days on, both files are past the retention: gone from the index and the disk.
         _ = try await worker.run(now: later.adding(seconds: 15 * 86_400))
         #expect(try index() == "")
-        #expect(!FileManager.default.fileExists(atPath: settings.directory + "/" + first))
+        #expect(!FileManager.default.fileExists(atPath: settings.directory! + "/" + first))
     }
 
     /// More keys than one marking statement takes (500): every key is in the file once and marked,
@@ -87,7 +87,7 @@ import Testing
         }
         let name = try #require(try await worker.run(now: Self.now))
         let file = try KeyFile(
-            zip: Array(try Data(contentsOf: URL(fileURLWithPath: settings.directory + "/" + name))),
+            zip: Array(try Data(contentsOf: URL(fileURLWithPath: settings.directory! + "/" + name))),
             policy: SignaturePolicy(trustedKeys: [try VerificationKey(keyID: "310", keyVersion: "v1", pem: signing.publicKeyPEM)]))
         #expect(file.export.keys.count == 1230)
         #expect(Set(file.export.keys.map(\.key.keyData.bytes)) == expected)
@@ -117,7 +117,7 @@ extension ExportWorkerTests {
         let worker = ExportWorker(store: store, signingKey: signing, settings: settings)
         func read(_ name: String) throws -> KeyFile {
             try KeyFile(
-                zip: Array(try Data(contentsOf: URL(fileURLWithPath: settings.directory + "/" + name))),
+                zip: Array(try Data(contentsOf: URL(fileURLWithPath: settings.directory! + "/" + name))),
                 policy: SignaturePolicy(trustedKeys: [try VerificationKey(keyID: "310", keyVersion: "v1", pem: signing.publicKeyPEM)]))
         }
         var real = try KeyStoreTests.accepted(Array(repeating: 1, count: 16))

@@ -149,13 +149,13 @@ extension KeyStoreTests {
         }
 
         // The revision's own days since onset and risk are what the export's revised_keys carry.
-        _ = try await store.exportBatch(now: Self.now) { _ in "first.zip" }
+        _ = try await store.exportBatch(now: Self.now) { _ in .init(name: "first.zip", bytes: []) }
         let revised = try await publish([try Self.accepted(4, risk: 6, onset: 5)], 5, token: clinical.revisionToken)
         #expect(revised.revised == 1)
         let pending = Mutex<KeyStore.PendingExport?>(nil)
         _ = try await store.exportBatch(now: Self.now.adding(seconds: 60)) { batch in
             pending.withLock { $0 = batch }
-            return "second.zip"
+            return .init(name: "second.zip", bytes: [])
         }
         let keys = try #require(pending.withLock { $0 })
         #expect(keys.keys.isEmpty)

@@ -34,7 +34,7 @@ import Testing
         _ = try raw.query("INSERT INTO export_batch (start, end_time, name, keys, created) VALUES (?1, ?1, 'far', 0, 0)", [.integer(1 << 62)])
 
         let name = try await store.exportBatch(now: PublishValidatorTests.now) { pending in
-            "keys \(pending.keys.map { $0.key.keyData.bytes[0] }) from \(pending.start.seconds)"
+            .init(name: "keys \(pending.keys.map { $0.key.keyData.bytes[0] }) from \(pending.start.seconds)", bytes: [])
         }
         #expect(name == "keys [1] from \(PublishValidatorTests.now.seconds - 86_400)")
         #expect(try await store.batches().map(\.name) == [name])

@@ -57,7 +57,7 @@ package struct KeyServerAPI: Sendable {
         package var deviceAPIKey: String
         /// The administrator's key for `/admin/codes` (X-API-Key); nil disables the endpoint.
         package var adminAPIKey: String?
-        /// Served under /exports/.
+        /// Served under /exports/ when the API is given no `ExportFiles` (a directory alone).
         package var exportDirectory: String
         /// Served as /configuration.json.
         package var exposureConfigurationPath: String?
@@ -75,13 +75,17 @@ package struct KeyServerAPI: Sendable {
     let validator: PublishValidator
     let settings: Settings
     let limits: RequestLimits
+    let exports: ExportFiles
     let clock: @Sendable () -> UnixTime
 
+    /// `exports` serves `/exports/`: the database's batches (every replica the same); without it,
+    /// `settings.exportDirectory` as a static server would.
     package init(
         store: KeyStore, verifier: Verifier, check: CertificateCheck, validator: PublishValidator = PublishValidator(), settings: Settings,
-        limits: RequestLimits = RequestLimits(), clock: @escaping @Sendable () -> UnixTime
+        limits: RequestLimits = RequestLimits(), exports: ExportFiles? = nil, clock: @escaping @Sendable () -> UnixTime
     ) {
         self.limits = limits
+        self.exports = exports ?? ExportFiles(directory: settings.exportDirectory)
         self.store = store
         self.verifier = verifier
         self.check = check
@@ -96,10 +100,14 @@ package struct KeyServerAPI: Sendable {
         }
         guard request.method == "POST", let scope = RequestLimits.Scope(rawValue: request.path) else { return await route(request) }
         let now = clock().seconds
-        if let refused = limits.admit(request, scope: scope, apiKey: validAPIKey(request, scope: scope), now: now) { return refused }
-        let response = await route(request)
-        if response.failedAttempt { limits.recordFailure(of: request, scope: scope, now: now) }
-        return response
+        switch await limits.admit(request, scope: scope, apiKey: validAPIKey(request, scope: scope), now: now) {
+        case .refused(let refusal):
+            return refusal
+        case .admitted(let reserved):
+            let response = await route(request)
+            await limits.settle(reserved, of: request, failed: response.failedAttempt, now: now)
+            return response
+        }
     }
 
     /// Which API key a request holds, by role, if it is the right one for the endpoint.
@@ -122,8 +130,8 @@ package struct KeyServerAPI: Sendable {
                 return .json(["error": "no exposure configuration is configured"], status: 404)
             }
             return Response(status: 200, contentType: "application/json", body: Array(data))
-        case ("GET", let path) where path.hasPrefix("/exports/"):
-            return file(String(path.dropFirst("/exports/".count)))
+        case ("GET", let path) where path.hasPrefix("/exports/"), ("HEAD", let path) where path.hasPrefix("/exports/"):
+            return await exported(String(path.dropFirst("/exports/".count)), request)
         case (_, "/v1/publish"), (_, "/api/verify"), (_, "/api/certificate"), (_, "/admin/codes"):
             return .json(["error": "method \(request.method) not allowed"], status: 405)
         default:
@@ -255,12 +263,38 @@ package struct KeyServerAPI: Sendable {
         }
     }
 
-    /// A file under the export directory; nothing outside it, no hidden files.
-    func file(_ relative: String) -> Response {
+    /// How long a cache may keep the index: a new batch shows within a minute. Files never change.
+    static let indexCacheControl = "public, max-age=60"
+    static let fileCacheControl = "public, max-age=31536000, immutable"
+
+    /// An export's index or file, with a strong `ETag` and `Cache-Control` so that a CDN or proxy
+    /// in front can keep it; a conditional GET whose `If-None-Match` holds the tag is answered 304
+    /// without the bytes (RFC 9110 §13.1.2). Nothing outside the exports, no hidden files.
+    func exported(_ relative: String, _ request: Request) async -> Response {
         let parts = relative.split(separator: "/", omittingEmptySubsequences: false)
-        guard !parts.isEmpty, parts.allSatisfy({ !$0.isEmpty && !$0.hasPrefix(".") && $0.allSatisfy { $0.isLetter || $0.isNumber || "-_.".contains($0) } }),
-            let data = FileManager.default.contents(atPath: settings.exportDirectory + "/" + relative)
+        guard !parts.isEmpty, parts.allSatisfy({ !$0.isEmpty && !$0.hasPrefix(".") && $0.allSatisfy { $0.isLetter || $0.isNumber || "-_.".contains($0) } })
         else { return .json(["error": "not found"], status: 404) }
-        return Response(status: 200, contentType: relative.hasSuffix(".txt") ? "text/plain; charset=us-ascii" : "application/zip", body: Array(data))
+        let isIndex = exports.isIndex(relative)
+        let found: ExportFiles.File?
+        do {
+            found = isIndex ? try await exports.index() : try await exports.file(relative)
+        } catch {
+            return .json(["error": "the exports cannot be read: \(error)"], status: 503)
+        }
+        guard let found else { return .json(["error": "not found"], status: 404) }
+        let headers = ["ETag": found.entityTag, "Cache-Control": isIndex || relative.hasSuffix(".txt") ? Self.indexCacheControl : Self.fileCacheControl]
+        let type = relative.hasSuffix(".txt") ? "text/plain; charset=us-ascii" : "application/zip"
+        if let tags = request.headers["if-none-match"], Self.matches(tags, found.entityTag) {
+            return Response(status: 304, contentType: type, body: [], headers: headers)
+        }
+        return Response(status: 200, contentType: type, body: found.bytes, headers: headers)
+    }
+
+    /// If-None-Match's weak comparison: `*`, or any listed tag equal to `tag` with `W/` ignored.
+    static func matches(_ header: String, _ tag: String) -> Bool {
+        header.split(separator: ",").contains { listed in
+            let trimmed = listed.trimmingCharacters(in: .whitespaces)
+            return trimmed == "*" || (trimmed.hasPrefix("W/") ? String(trimmed.dropFirst(2)) : trimmed) == tag
+        }
     }
 }

@@ -6,13 +6,16 @@ import Foundation
 import KeyFiles
 import Storage
 
-/// Writes export batches the way the reference server lays them out (internal/export): one signed
+/// Makes export batches the way the reference server lays them out (internal/export): one signed
 /// file per run with the keys whose embargo is over, named `<root>/<start>-<end>-00001.zip`, and
-/// `<root>/index.txt` listing every live file, oldest first, no trailing newline. Files past the
-/// retention leave the index and the disk. A static server or a CDN can serve the directory.
+/// `<root>/index.txt` listing every live file, oldest first, no trailing newline. Each file is
+/// stored in the database with its batch (`ExportFiles` serves them, from any replica); with a
+/// directory (SQLite's `--data-dir`) the files and the index are written there too, for a static
+/// server. Files past the retention leave the index, the database and the directory.
 package struct ExportWorker: Sendable {
     package struct Settings: Sendable {
-        package var directory: String
+        /// Where files and the index are also written; nil: the database alone.
+        package var directory: String?
         package var root: String
         package var region: String
         package var keyID: String
@@ -26,7 +29,7 @@ package struct ExportWorker: Sendable {
         package var paddingRange = 0
         package var retentionDays: Int64 = 14
 
-        package init(directory: String, root: String, region: String, keyID: String, keyVersion: String) {
+        package init(directory: String?, root: String, region: String, keyID: String, keyVersion: String) {
             self.directory = directory
             self.root = root
             self.region = region
@@ -52,18 +55,20 @@ package struct ExportWorker: Sendable {
     package func run(now: UnixTime) async throws -> String? {
         // Made here, not only with a file: a replica whose batches another replica wrote still
         // writes the index.
-        _ = try DataDirectory(path: settings.directory + "/" + settings.root).prepare()
+        if let directory = settings.directory { _ = try DataDirectory(path: directory + "/" + settings.root).prepare() }
         let written = try await store.exportBatch(now: now) { pending in try write(pending, now: now) }
         let expired = try await store.deleteBefore(now.adding(seconds: -settings.retentionDays * 86_400))
-        for name in expired { try? AtomicFile.remove(settings.directory + "/" + name) }
-        let names = try await store.batches().map(\.name).sorted()
-        try AtomicFile.write(Array(names.joined(separator: "\n").utf8), to: settings.directory + "/" + settings.root + "/index.txt", mode: 0o644)
+        guard let directory = settings.directory else { return written }
+        for name in expired { try? AtomicFile.remove(directory + "/" + name) }
+        let names = try await store.batches().map(\.name)
+        try AtomicFile.write(ExportFiles.index(names), to: directory + "/" + settings.root + "/index.txt", mode: 0o644)
         return written
     }
 
-    /// Signs and writes one batch's file; its name depends only on the batch's span, so writing
-    /// it again replaces it.
-    func write(_ pending: KeyStore.PendingExport, now: UnixTime) throws -> String {
+    /// Signs and writes one batch's file (into the directory, or a temporary file), and returns
+    /// its bytes for the database; its name depends only on the batch's span, so writing it again
+    /// replaces it.
+    func write(_ pending: KeyStore.PendingExport, now: UnixTime) throws -> KeyStore.ExportedFile {
         var keys = pending.keys.map(Self.diagnosisKey)
         // Padding never takes the file past what it may hold with its revisions.
         let target = settings.minimumRecords + Int.random(in: 0...max(0, settings.paddingRange))
@@ -75,10 +80,15 @@ package struct ExportWorker: Sendable {
             startTimestamp: UInt64(pending.start.seconds), endTimestamp: UInt64(now.seconds), region: settings.region, keys: keys,
             revisedKeys: pending.revised.map(Self.diagnosisKey))
         let name = "\(settings.root)/\(pending.start.seconds)-\(now.seconds)-00001.zip"
-        // Written a key at a time, never whole (`KeyFileWriter.write(_:toFile:)`).
-        try KeyFileWriter(signingKey: signingKey, keyID: settings.keyID, keyVersion: settings.keyVersion).write(
-            export, toFile: settings.directory + "/" + name)
-        return name
+        // Written a key at a time (`KeyFileWriter.write(_:toFile:)`), then read once: the bytes
+        // are held once, not beside the file's parts as an archive made in memory holds them.
+        let path = settings.directory.map { $0 + "/" + name } ?? FileManager.default.temporaryDirectory.path + "/gaen-export-\(UUID().uuidString).zip"
+        defer { if settings.directory == nil { try? AtomicFile.remove(path) } }
+        try KeyFileWriter(signingKey: signingKey, keyID: settings.keyID, keyVersion: settings.keyVersion).write(export, toFile: path)
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw CocoaError(.fileReadUnknown, userInfo: [NSFilePathErrorKey: path])
+        }
+        return KeyStore.ExportedFile(name: name, bytes: Array(data))
     }
 
     static func diagnosisKey(_ stored: KeyStore.StoredKey) -> DiagnosisKey {

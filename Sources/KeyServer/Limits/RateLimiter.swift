@@ -87,6 +87,16 @@ package final class RateLimiter: Sendable {
         }
     }
 
+    /// Returns a token `take` took, up to a full bucket (a reservation that was not needed).
+    package func giveBack(_ key: String, now: Int64) {
+        state.withLock { state in
+            guard var bucket = state.buckets[key] else { return }
+            bucket = refilled(bucket, now: now)
+            bucket.units = min(capacity, bucket.units + limit.interval)
+            state.buckets[key] = bucket
+        }
+    }
+
     /// Whether `key` has `count` tokens now, without taking them.
     package func peek(_ key: String, count: Int = 1, now: Int64) -> Decision {
         state.withLock { state in decide(refilled(state.buckets[key] ?? Bucket(units: capacity, updated: now), now: now), count: count) }

@@ -9,7 +9,9 @@ import Foundation
 /// key when the request holds a valid one (`APIKeyFunc` keys on the realm and the client address);
 /// a refusal is 429 with Retry-After. Beside it, failed attempts have budgets of their own per
 /// client, far smaller, one per kind of secret: wrong codes, tokens and device keys spend the
-/// public budget, wrong administrator keys the administrator's. With one spent, the client gets
+/// public budget, wrong administrator keys the administrator's (kept by a `FailureBudget`: in
+/// memory, or shared by replicas in PostgreSQL; requests per minute only guard capacity and stay
+/// each replica's own). With one spent, the client gets
 /// 429 on the endpoints guarded by that kind of secret until it refills, so 1,000 guesses cost
 /// hours, not seconds; and codes guessed from an address never refuse the health authority's
 /// administrator there (ENVS keys its admin limits on the API key, not on codes).
@@ -51,30 +53,50 @@ package final class RequestLimits: Sendable {
 
     package let settings: Settings
     let requests: RateLimiter
-    let failures: [Secret: RateLimiter]
+    let failures: any FailureBudget
 
-    package init(_ settings: Settings = Settings()) {
+    /// `failures` keeps the budgets of failed attempts: this process's memory unless given (a
+    /// `SharedFailureBudget` for replicas on one PostgreSQL database).
+    package init(_ settings: Settings = Settings(), failures: (any FailureBudget)? = nil) {
         self.settings = settings
         requests = RateLimiter(settings.requests, maximumKeys: settings.maximumClients)
-        failures = Dictionary(uniqueKeysWithValues: Secret.allCases.map { ($0, RateLimiter(settings.failures, maximumKeys: settings.maximumClients)) })
+        self.failures = failures ?? MemoryFailureBudget(settings.failures, maximumClients: settings.maximumClients)
     }
 
-    /// The refusal for `request` if its client has spent its budget, else nil after taking a token.
-    /// `apiKey` names the valid API key the request holds, if any (never the key itself).
-    func admit(_ request: KeyServerAPI.Request, scope: Scope, apiKey: String?, now: Int64) -> KeyServerAPI.Response? {
+    /// What `admit` decided: a refusal to answer, or the go-ahead with the attempt it reserved
+    /// from the client's budget of failures, if the endpoint takes a secret.
+    enum Admission {
+        case refused(KeyServerAPI.Response)
+        case admitted(reserved: Secret?)
+    }
+
+    /// Takes a request token of `request`'s client, then reserves one failed attempt of the
+    /// budget of `scope`'s secret; refuses when either is spent. `apiKey` names the valid API key
+    /// the request holds, if any (never the key itself).
+    func admit(_ request: KeyServerAPI.Request, scope: Scope, apiKey: String?, now: Int64) async -> Admission {
         let client = Self.client(request)
-        if let secret = scope.secret, let failed = failures[secret]?.peek(client, now: now), !failed.allowed {
-            return Self.refusal(failed, limit: settings.failures, reason: "too many failed attempts from this client")
-        }
         let taken = requests.take("\(scope.rawValue) \(client) \(apiKey ?? "-")", now: now)
-        guard taken.allowed else { return Self.refusal(taken, limit: settings.requests, reason: "too many requests to \(scope.rawValue) from this client") }
-        return nil
+        guard taken.allowed else {
+            return .refused(Self.refusal(taken, limit: settings.requests, reason: "too many requests to \(scope.rawValue) from this client"))
+        }
+        guard let secret = scope.secret else { return .admitted(reserved: nil) }
+        do {
+            let reserved = try await failures.reserve(client, secret: secret, now: now)
+            guard reserved.allowed else {
+                return .refused(Self.refusal(reserved, limit: settings.failures, reason: "too many failed attempts from this client"))
+            }
+        } catch {
+            // Without the budget no secret is looked at: guessing must not go on while it is out.
+            return .refused(.json(["error": "the budget of failed attempts cannot be read: \(error)", "errorCode": "internal_error"], status: 503))
+        }
+        return .admitted(reserved: secret)
     }
 
-    /// Counts a failed attempt of `request`'s client against the budget of `scope`'s secret.
-    func recordFailure(of request: KeyServerAPI.Request, scope: Scope, now: Int64) {
-        guard let secret = scope.secret else { return }
-        _ = failures[secret]?.take(Self.client(request), now: now)
+    /// Settles what `admit` reserved: a failed attempt keeps it spent, any other answer gives it back.
+    func settle(_ reserved: Secret?, of request: KeyServerAPI.Request, failed: Bool, now: Int64) async {
+        guard let reserved, !failed else { return }
+        // A return that does not reach the database leaves the attempt spent: the safe side.
+        try? await failures.giveBack(Self.client(request), secret: reserved, now: now)
     }
 
     static func client(_ request: KeyServerAPI.Request) -> String { request.client.isEmpty ? "unknown" : request.client }

@@ -21,22 +21,37 @@ extension KeyStore {
         package var isEmpty: Bool { keys.isEmpty && revised.isEmpty }
     }
 
-    /// Exports the next batch, if there is one: chooses its keys, has `write` write the file and
-    /// name it, and records the batch and marks its keys exported, all in one transaction that
-    /// holds the export lock, so that replicas sharing a PostgreSQL database never put a key in
-    /// two batches. A replica that finds the lock taken exports nothing this time: the holder's
+    /// A signed file an export made: its name under the exports and its bytes.
+    package struct ExportedFile: Sendable {
+        package var name: String
+        package var bytes: [UInt8]
+        package init(name: String, bytes: [UInt8]) {
+            self.name = name
+            self.bytes = bytes
+        }
+    }
+
+    /// Exports the next batch, if there is one: chooses its keys, has `write` sign the file and
+    /// name it, and records the batch with the file's bytes and marks its keys exported, all in
+    /// one transaction that holds the export lock, so that replicas sharing a PostgreSQL database
+    /// never put a key in two batches, and a batch is listed only once every replica can serve
+    /// its file. A replica that finds the lock taken exports nothing this time: the holder's
     /// batch has the keys. If `write` throws, nothing is recorded.
     ///
     /// `write` runs again if the transaction loses a race with another session (PostgreSQL), so it
-    /// must replace the file it wrote the first time, which it does when the name depends only on
-    /// the batch's span.
+    /// must replace any file it wrote the first time, which it does when the name depends only
+    /// on the batch's span.
     /// - Returns: the name `write` gave, or nil when nothing was exported.
-    package func exportBatch(now: UnixTime, write: @Sendable (PendingExport) throws -> String) throws -> String? {
+    package func exportBatch(now: UnixTime, write: @Sendable (PendingExport) throws -> ExportedFile) throws -> String? {
         try database.transaction { () throws -> String? in
             guard try database.lock(.export, wait: false) else { return nil }
             let pending = try pendingExport(now: now)
             guard !pending.isEmpty else { return nil }
-            let name = try write(pending)
+            let file = try write(pending)
+            let name = file.name
+            try database.query(
+                "INSERT INTO export_file (name, data, etag, created) VALUES (?1, ?2, ?3, ?4)",
+                [.text(name), .blob(file.bytes), .text(ExportFiles.entityTag(file.bytes)), .integer(now.seconds)])
             let batch =
                 try database.query(
                     "INSERT INTO export_batch (start, end_time, name, keys, created) VALUES (?1, ?2, ?3, ?4, ?5) RETURNING id",
@@ -142,6 +157,7 @@ extension KeyStore {
             let names = try database.query("DELETE FROM export_batch WHERE end_time < ?1 RETURNING name", [.integer(cutoff.seconds)]).compactMap {
                 $0.first?.text
             }
+            try database.query("DELETE FROM export_file WHERE name NOT IN (SELECT name FROM export_batch)")
             let cutoffInterval = cutoff.seconds / ENIntervalNumber.seconds
             try database.query("DELETE FROM exposure WHERE rolling_start + rolling_period < ?1", [.integer(cutoffInterval)])
             return names

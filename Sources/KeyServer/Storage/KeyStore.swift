@@ -62,6 +62,12 @@ package actor KeyStore {
             keys \(types.integer) NOT NULL,
             created \(types.integer) NOT NULL
         );
+        CREATE TABLE IF NOT EXISTS export_file (
+            name TEXT PRIMARY KEY,
+            data \(types.blob) NOT NULL,
+            etag TEXT NOT NULL,
+            created \(types.integer) NOT NULL
+        );
         CREATE INDEX IF NOT EXISTS exposure_export_after ON exposure (export_after);
         CREATE TABLE IF NOT EXISTS revision_token (
             token TEXT PRIMARY KEY,

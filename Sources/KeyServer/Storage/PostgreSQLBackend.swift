@@ -12,8 +12,10 @@ final class PostgreSQLBackend: Database {
     /// How many times a transaction that lost a race (deadlock, serialization failure) is run.
     static let attempts = 3
 
-    init(connectionString: String) throws(DatabaseError) {
-        connection = try DatabaseError.fromPostgreSQL { () throws(PostgreSQLError) in try PostgreSQLConnection(connectionString) }
+    init(connectionString: String, serverOptions: String? = nil) throws(DatabaseError) {
+        connection = try DatabaseError.fromPostgreSQL { () throws(PostgreSQLError) in
+            try PostgreSQLConnection(connectionString, serverOptions: serverOptions)
+        }
     }
 
     func execute(_ sql: String) throws(DatabaseError) {

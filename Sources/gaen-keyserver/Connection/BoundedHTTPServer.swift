@@ -104,11 +104,14 @@ final class BoundedHTTPServer: Sendable {
             // A request that is not in by its deadline is answered 408: only reading stops.
             watchdog.arm(seconds: limits.requestTimeout, stopping: .reading)
             var keepAlive = false
+            // A HEAD is answered with GET's head, Content-Length included, and no body (RFC 9110 §9.3.2).
+            var headOnly = false
             var line = AccessLog.Line(client: peer.text)
             var response: KeyServerAPI.Response
             do {
                 var request = try await reader.readHead()
                 line.method = request.method
+                headOnly = request.method == "HEAD"
                 line.target = request.target
                 let sender = try self.client(of: request, peer: peer)
                 line.client = sender.text
@@ -131,10 +134,10 @@ final class BoundedHTTPServer: Sendable {
             }
             watchdog.arm(seconds: limits.writeTimeout)
             var bytes = Data(Self.head(response, keepAlive: keepAlive).utf8)
-            bytes.append(contentsOf: response.body)
+            if !headOnly { bytes.append(contentsOf: response.body) }
             let written = (try? await client.write(bytes)) != nil
             line.status = response.status
-            line.bytes = written ? response.body.count : 0
+            line.bytes = written && !headOnly ? response.body.count : 0
             line.milliseconds = Self.milliseconds(since: started)
             accessLog?.write(line)
             guard written else { return }
@@ -196,8 +199,10 @@ final class BoundedHTTPServer: Sendable {
         // Date: an origin server with a clock sends it (RFC 9110 §6.6.1), and gaend takes it as a
         // witness to its own clock.
         let date = HTTPDate.format(UnixTime(milliseconds: Int64(Date().timeIntervalSince1970 * 1000)))
+        // A 304 has no body and no length of its own: a Content-Length would have to be the 200's.
+        let contentLength = status == 304 ? "" : "Content-Length: \(length)\r\n"
         return "HTTP/1.1 \(status) \(reasons[status] ?? (status < 400 ? "OK" : "Error"))\r\nDate: \(date)\r\nContent-Type: \(contentType)\r\n"
-            + "Content-Length: \(length)\r\n" + extra + "Connection: \(keepAlive ? "keep-alive" : "close")\r\n\r\n"
+            + contentLength + extra + "Connection: \(keepAlive ? "keep-alive" : "close")\r\n\r\n"
     }
 
     static func head(_ response: KeyServerAPI.Response, keepAlive: Bool) -> String {
@@ -205,7 +210,7 @@ final class BoundedHTTPServer: Sendable {
     }
 
     static let reasons = [
-        200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
+        200: "OK", 304: "Not Modified", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
         408: "Request Timeout", 412: "Precondition Failed", 413: "Content Too Large", 429: "Too Many Requests", 414: "URI Too Long",
         431: "Request Header Fields Too Large", 500: "Internal Server Error",
         501: "Not Implemented", 503: "Service Unavailable", 505: "HTTP Version Not Supported",
