@@ -28,9 +28,10 @@ UNIT_BINDIR ?= $(PREFIX)/bin
 # and busctl (only in systemd on Debian 12). The key server's PostgreSQL tests run a private server
 # from postgresql-15: the versioned package, not the `postgresql` metapackage, because its binaries'
 # directory (POSTGRES_BIN) names the version, and the metapackage adds nothing but that dependency.
-# The Debian package's test (scripts/deb-test) needs lintian.
+# The Debian package's test (scripts/deb-test) needs lintian. The key-server replicas' test and
+# benchmark put HAProxy in front of them, as a region's load balancer.
 APT_PACKAGES = pkg-config libssl-dev libdbus-1-dev libbluetooth-dev libsqlite3-dev libpq-dev zlib1g-dev openssl libcurl4 libcurl4-openssl-dev python3 python3-venv python3-jsonschema tmux \
-	python3-dbus python3-gi dbus-daemon libglib2.0-bin systemd postgresql-15 lintian faketime
+	python3-dbus python3-gi dbus-daemon libglib2.0-bin systemd postgresql-15 lintian faketime haproxy
 POSTGRES_BIN = /usr/lib/postgresql/15/bin
 
 # The test peers: Bumble's virtual controllers and host, pinned, in a venv of the project's own.
@@ -103,7 +104,8 @@ demo: build $(BUMBLE_VENV)/.installed
 # What the test suites need to find their peers.
 TEST_ENV = GAEND_BUMBLE_PYTHON=$(CURDIR)/$(BUMBLE_VENV)/bin/python \
 	GAEND_DBUSMOCK_PYTHON=$(CURDIR)/$(DBUSMOCK_VENV)/bin/python \
-	GAEND_POSTGRES_BIN=$(POSTGRES_BIN)
+	GAEND_POSTGRES_BIN=$(POSTGRES_BIN) \
+	GAEND_HAPROXY=/usr/sbin/haproxy
 
 # Everything CI proves: dependencies, test peers, the release binaries, all tests (the unit suites
 # in a debug build; every suite that starts gaend, gaenctl, gaen-keyserver or gaen-bench as a process runs the

@@ -320,7 +320,7 @@ let package = Package(
             dependencies: [
                 "GaenCtlCommands", "gaenctl", "gaend", "gaen-keyserver", "gaen-bench", "KeyServer", "DBus", "Daemon", "OwnerSignals", "GaendAPI",
                 "GaendConfiguration",
-                "ENCore", "ENCrypto", "KeySchedule", "Storage", "SystemCalls", "ContactLog", "KeyFiles", "Detection", "DaemonLog",
+                "ENCore", "ENCrypto", "KeySchedule", "Storage", "SystemCalls", "ContactLog", "KeyFiles", "Detection", "DaemonLog", "PostgreSQL",
                 "GaendTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],

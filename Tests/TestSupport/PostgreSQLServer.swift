@@ -140,7 +140,7 @@ package final class PostgreSQLServer: @unchecked Sendable {
     }
 
     /// A TCP port on 127.0.0.1 that nothing listens on now: bound with port 0, read, closed.
-    static func freePort() throws -> Int {
+    package static func freePort() throws -> Int {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         defer { close(socket) }

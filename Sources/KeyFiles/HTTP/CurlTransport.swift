@@ -111,6 +111,8 @@ final class CurlExchange: Sendable {
         set(cgaend_curl_set_headers(curl, headerList))
         switch request.method {
         case "GET": break
+        // A HEAD's answer has a Content-Length but no body: told so, libcurl waits for none.
+        case "HEAD": set(cgaend_curl_set_long(curl, CURLOPT_NOBODY, 1))
         case "POST":
             set(setBody(curl))
         default:
