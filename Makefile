@@ -203,6 +203,7 @@ bench: deps test-peers
 	$(SWIFT) build $(RELEASE) --product gaen-keyserver
 	$(SWIFT) run $(RELEASE) gaen-bench keyserver
 	$(SWIFT) run $(RELEASE) gaen-bench keyserver-attack
+	scripts/bench-replicas $(RELEASE_BIN)
 	$(SWIFT) run $(RELEASE) gaen-bench traces
 	$(SWIFT) build $(RELEASE) --product gaenctl
 	$(SWIFT) run $(RELEASE) gaen-bench busy-detection

@@ -213,6 +213,7 @@ let package = Package(
             name: "gaen-bench",
             dependencies: [
                 "ENCore", "ENCrypto", "BaselineC", "ContactLog", "Storage", "SystemCalls", "KeyFiles", "Detection", "DBus", "KeyServer", "Replay",
+                "PostgreSQL",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -232,7 +233,7 @@ let package = Package(
         // Fakes and fixtures the test targets share: an injected clock, a predictable random source,
         // temporary directories, private servers (dbus-daemon, PostgreSQL...).
         .target(
-            name: "GaendTestSupport", dependencies: ["ENCore", "ENCrypto", "ClockTrust", "HCI", "PostgreSQL"], path: "Tests/TestSupport",
+            name: "GaendTestSupport", dependencies: ["ENCore", "ENCrypto", "ClockTrust", "HCI", "PostgreSQL", "SystemCalls"], path: "Tests/TestSupport",
             swiftSettings: strictSwift),
         .testTarget(name: "ENCoreTests", dependencies: ["ENCore"], swiftSettings: strictSwift),
         .testTarget(

@@ -14,22 +14,32 @@ final class BenchKeyServer {
     let work: String
     let process = Process()
     private(set) var port = 0
-    var data: String { work + "/data" }
     var base: String { "http://127.0.0.1:\(port)" }
     var pid: Int32 { process.processIdentifier }
 
-    /// `server`: the executable, else the gaen-keyserver beside gaen-bench.
-    init(server: String?, storage: [String], arguments: [String]) throws {
+    /// Whether `stop()` removes the work directory: replicas share their first one's.
+    let ownsWork: Bool
+    /// The data directory's name in `work` (one per replica).
+    let dataName: String
+    var data: String { work + "/" + dataName }
+
+    /// `server`: the executable, else the gaen-keyserver beside gaen-bench. `replicaOf`: a server
+    /// whose work directory, keys and code HMAC key this one shares (a replica on its database).
+    init(server: String?, storage: [String], arguments: [String], replicaOf first: BenchKeyServer? = nil, index: Int = 0) throws {
         path = server ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("gaen-keyserver").path
-        work = FileManager.default.temporaryDirectory.appendingPathComponent("gaen-bench-keyserver-\(getpid())").path
-        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
-        for name in ["verification", "export"] {
-            try KeyServerBench.runTool(path, ["make-key", "--out", "\(work)/\(name).pem"])
-        }
-        try Data("{}".utf8).write(to: URL(fileURLWithPath: work + "/configuration.json"))
-        // With --database the server needs its codes' HMAC key given (replicas share one).
+        ownsWork = first == nil
+        dataName = index == 0 ? "data" : "data\(index)"
+        work = first?.work ?? FileManager.default.temporaryDirectory.appendingPathComponent("gaen-bench-keyserver-\(getpid())").path
         let codeKey = work + "/code-hmac.key"
-        try Data((Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString() + "\n").utf8).write(to: URL(fileURLWithPath: codeKey))
+        if first == nil {
+            try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+            for name in ["verification", "export"] {
+                try KeyServerBench.runTool(path, ["make-key", "--out", "\(work)/\(name).pem"])
+            }
+            try Data("{}".utf8).write(to: URL(fileURLWithPath: work + "/configuration.json"))
+            // With --database the server needs its codes' HMAC key given (replicas share one).
+            try Data((Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString() + "\n").utf8).write(to: URL(fileURLWithPath: codeKey))
+        }
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments =
             [
@@ -55,7 +65,7 @@ final class BenchKeyServer {
             kill(process.processIdentifier, SIGTERM)
             process.waitUntilExit()
         }
-        try? FileManager.default.removeItem(atPath: work)
+        if ownsWork { try? FileManager.default.removeItem(atPath: work) }
     }
 
     /// The server's peak resident memory so far, in bytes (VmHWM of /proc/PID/status).

@@ -5,6 +5,7 @@ import ENCore
 import Foundation
 import Glibc
 import KeyFiles
+import PostgreSQL
 import Synchronization
 
 /// Load on `gaen-keyserver serve`, run as a second process on loopback: publish requests (each with
@@ -36,34 +37,62 @@ struct KeyServerBench: AsyncParsableCommand {
     @Option(help: "Seconds any one phase may take before it stops where it is.")
     var timeLimit = 120
 
+    @Option(help: "Replicas of the server on --database, behind --balancer (one: the server alone, no balancer).")
+    var replicas = 1
+
+    @Option(help: "HAProxy, put in front of the replicas (needed with --replicas above 1).")
+    var balancer: String?
+
+    @Option(help: "Wrong codes sent to /api/verify (each looked up: the failure budget is lifted).")
+    var guesses = 2000
+
     static let deviceKey = BenchKeyServer.deviceKey
     static let adminKey = BenchKeyServer.adminKey
     static let keysPerPublish = 30
 
+    func validate() throws {
+        guard replicas >= 1, replicas <= 16 else { throw ValidationError("--replicas: 1 to 16, not \(replicas)") }
+        if replicas > 1 {
+            guard database != nil else { throw ValidationError("--replicas: replicas share a PostgreSQL database: give --database") }
+            guard balancer != nil else { throw ValidationError("--replicas: replicas need a --balancer (HAProxy) in front") }
+        }
+    }
+
     func run() async throws {
         let storage = database.map { ["--database", $0] } ?? []
-        // One client makes every request here: the throughput, not the per-client budgets, is measured.
-        let server = try BenchKeyServer(
-            server: self.server, storage: storage, arguments: ["--requests-per-minute", "1000000", "--failed-attempts-per-hour", "1000000"])
-        defer { server.stop() }
-        let (serverPath, work, data, process) = (server.path, server.work, server.data, server.process)
-        let base = server.base
+        // One client makes every request here: the throughput, not the per-client budgets, is
+        // measured. Replicas trust the balancer's X-Forwarded-For, as a region's would.
+        let arguments = ["--requests-per-minute", "1000000", "--failed-attempts-per-hour", "1000000", "--trusted-proxy", "127.0.0.2"]
+        let server = try BenchKeyServer(server: self.server, storage: storage, arguments: arguments)
+        var servers = [server]
+        var front: BenchBalancer?
+        defer {
+            front?.stop()
+            for replica in servers.reversed() { replica.stop() }
+        }
+        for index in 1..<replicas {
+            servers.append(try BenchKeyServer(server: self.server, storage: storage, arguments: arguments, replicaOf: server, index: index))
+        }
+        if let balancer, replicas > 1 { front = try BenchBalancer(haproxy: balancer, replicas: servers.map(\.port), work: server.work) }
+        let (serverPath, work, data) = (server.path, server.work, server.data)
+        let pids = servers.map(\.pid)
+        let base = front?.base ?? server.base
         let limit = Duration.seconds(timeLimit)
         print(
-            "gaen-keyserver (pid \(process.processIdentifier)) on \(base), \(database == nil ? "SQLite" : "PostgreSQL") storage; "
-                + "client: \(concurrency) requests in flight, a new connection each")
+            "gaen-keyserver: \(replicas == 1 ? "one (pid \(server.pid))" : "\(replicas) replicas (pids \(pids)) behind HAProxy") on \(base), "
+                + "\(database == nil ? "SQLite" : "PostgreSQL") storage; client: \(concurrency) requests in flight, a new connection each")
 
         // Codes, tokens and certificates: the verification flow, measured on the way.
         let transport = CurlTransport()
         let prepared = try await Self.timed(
-            "verification (code, verify, certificate)", count: publishes, concurrency: concurrency, limit: limit, server: process.processIdentifier
+            "verification (code, verify, certificate)", count: publishes, concurrency: concurrency, limit: limit, servers: pids
         ) {
             _ in try await Self.prepareUpload(base: base, transport: transport)
         }
         // The publishes themselves.
         let uploads = Mutex(prepared.values)
         let published = try await Self.timed(
-            "publish (30 keys each)", count: prepared.values.count, concurrency: concurrency, limit: limit, server: process.processIdentifier
+            "publish (30 keys each)", count: prepared.values.count, concurrency: concurrency, limit: limit, servers: pids
         ) { _ in
             guard let upload = uploads.withLock({ $0.popLast() }) else { return 0 }
             let client = PublishClient(publishURL: base + "/v1/publish", healthAuthorityID: "bench", transport: transport)
@@ -85,17 +114,42 @@ struct KeyServerBench: AsyncParsableCommand {
             "export of \(Figures.grouped(Double(stored))) keys: \(name), \(Figures.decimals(Double(size) / 1_048_576, 2)) MiB, "
                 + "written in \(Figures.decimals(exportSeconds, 1)) s (gaen-keyserver export, a third process)")
 
-        _ = try await Self.timed("download index.txt", count: indexDownloads, concurrency: concurrency, limit: limit, server: process.processIdentifier) { _ in
+        _ = try await Self.timed("download index.txt", count: indexDownloads, concurrency: concurrency, limit: limit, servers: pids) { _ in
             try await Self.download("\(base)/exports/exposureKeyExport-XB/index.txt", transport: transport)
         }
         let big = try await Self.timed(
             "download the \(Figures.grouped(Double(stored)))-key export", count: exportDownloads, concurrency: min(concurrency, 4), limit: limit,
-            server: process.processIdentifier
+            servers: pids
         ) { _ in
             try await Self.download("\(base)/exports/\(name)", transport: transport)
         }
         let seconds = big.seconds
         print("  \(Figures.decimals(Double(big.values.reduce(0, +)) / 1_048_576 / seconds, 1)) MiB/s")
+
+        // Wrong codes: what a guess costs the servers and the database. Each takes a transaction
+        // id only if it writes (PostgreSQL assigns none to a read): the budget's upsert.
+        let firstID = try database.map(Self.transactionID)
+        let guessed = try await Self.timed("wrong codes to /api/verify", count: guesses, concurrency: concurrency, limit: limit, servers: pids) { index in
+            let response = try await transport.send(
+                HTTPRequest(
+                    method: "POST", url: base + "/api/verify", headers: [("X-API-Key", Self.deviceKey)],
+                    body: Array(#"{"code":"\#(String(format: "%08d", index))"}"#.utf8), maximumResponseBytes: 4096))
+            guard response.status == 400 else { throw ValidationError("a wrong code was answered \(response.status)") }
+            return 1
+        }
+        if let database, let firstID, !guessed.values.isEmpty {
+            // Each call of txid_current takes an id of its own: the first's is not counted, the last's is.
+            let writes = Double(try Self.transactionID(database) - firstID - 1) / Double(guessed.values.count)
+            print("  database: \(Figures.decimals(writes, 2)) write transactions per wrong code")
+        }
+    }
+
+    /// A new transaction id of the database at `url` (`txid_current()` on a connection of our own).
+    static func transactionID(_ url: String) throws -> Int64 {
+        guard let id = try PostgreSQLConnection(url).query("SELECT txid_current()").first?.first?.integer else {
+            throw ValidationError("txid_current() returned nothing")
+        }
+        return id
     }
 
     struct Upload: Sendable {
@@ -145,9 +199,9 @@ struct KeyServerBench: AsyncParsableCommand {
     /// Runs `body` `count` times with `concurrency` in flight, or until `limit` passes; prints the
     /// rate and the latency percentiles.
     static func timed<Value: Sendable>(
-        _ label: String, count: Int, concurrency: Int, limit: Duration, server: Int32, _ body: @escaping @Sendable (Int) async throws -> Value
+        _ label: String, count: Int, concurrency: Int, limit: Duration, servers: [Int32], _ body: @escaping @Sendable (Int) async throws -> Value
     ) async throws -> Timed<Value> {
-        let cpuBefore = cpuSeconds(server)
+        let cpuBefore = cpuSeconds(servers)
         let clock = ContinuousClock()
         let start = clock.now
         let deadline = start + limit
@@ -180,12 +234,18 @@ struct KeyServerBench: AsyncParsableCommand {
             "\(label): \(Figures.grouped(Double(results.count))) in \(Figures.decimals(seconds, 2)) s = "
                 + "\(Figures.grouped(Double(results.count) / seconds))/s; latency p50 \(percentile(0.5)) ms, p99 \(percentile(0.99)) ms, "
                 + "max \(percentile(1.0)) ms\(stopped)")
-        if let before = cpuBefore, let after = cpuSeconds(server), !results.isEmpty {
+        if let before = cpuBefore, let after = cpuSeconds(servers), !results.isEmpty {
             print(
                 "  server CPU: \(Figures.decimals((after - before) * 1000 / Double(results.count), 2)) ms per request "
                     + "(\(Figures.decimals((after - before) / seconds * 100, 0)) % of one core)")
         }
         return Timed(values: results.map(\.0), seconds: seconds)
+    }
+
+    /// User and system CPU seconds the servers have used together.
+    static func cpuSeconds(_ pids: [Int32]) -> Double? {
+        let each = pids.compactMap(cpuSeconds)
+        return each.count == pids.count ? each.reduce(0, +) : nil
     }
 
     /// User and system CPU seconds `pid` has used (/proc/PID/stat fields 14 and 15).

@@ -3,6 +3,7 @@
 import Foundation
 import GaendTestSupport
 import Glibc
+import SystemCalls
 import Testing
 
 /// HAProxy from Debian in front of key-server replicas on loopback, as a region deploys them:
@@ -27,7 +28,7 @@ final class HAProxyBalancer {
 
     init(replicas: [Int], directory: String) throws {
         guard let binary = Self.binary else { throw ToolRunnerError(message: Self.unavailable) }
-        port = try PostgreSQLServer.freePort()
+        port = try LoopbackPort.free()
         let servers = replicas.enumerated().map { "    server replica\($0.offset) 127.0.0.1:\($0.element) source 127.0.0.2 check inter 200ms fall 1 rise 2" }
         let configuration = """
             global
@@ -61,7 +62,7 @@ final class HAProxyBalancer {
         let port = port
         try eventually("HAProxy to listen on \(port)", explain: { (try? String(contentsOfFile: self.log, encoding: .utf8)) ?? "" }) {
             guard process.isRunning else { throw ToolRunnerError(message: "HAProxy exited: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")") }
-            return Self.accepts(port)
+            return LoopbackPort.accepts(port)
         }
     }
 
@@ -69,20 +70,6 @@ final class HAProxyBalancer {
         if process.isRunning {
             kill(process.processIdentifier, SIGTERM)
             process.waitUntilExit()
-        }
-    }
-
-    /// Whether something accepts TCP connections on 127.0.0.1:`port`.
-    static func accepts(_ port: Int) -> Bool {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socket >= 0 else { return false }
-        defer { close(socket) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
         }
     }
 }

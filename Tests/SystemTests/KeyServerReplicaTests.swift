@@ -70,7 +70,7 @@ struct KeyServerReplicaTests {
 
         /// Fresh keys of the days before today, published by a phone whose code replica `first` issued, the
         /// next one verified, the one after certified, and `first` again stored.
-        func publish(startingAt first: Int, keys count: Int = 5) async throws -> (keys: [DiagnosisKey], result: PublishClient.Result) {
+        func publish(startingAt first: Int, keys given: [DiagnosisKey]? = nil) async throws -> (keys: [DiagnosisKey], result: PublishClient.Result) {
             let code = try await issueCode(at: base(first))
             let verification = VerificationClient(
                 verifyURL: base((first + 1) % 3) + "/api/verify", certificateURL: base((first + 2) % 3) + "/api/certificate", apiKey: "device-key",
@@ -78,12 +78,14 @@ struct KeyServerReplicaTests {
             let token = try await verification.verify(code: code).token
             let today = UTCDay(containing: UnixTime(seconds: Int64(Date().timeIntervalSince1970)))
             // A key a day, yesterday and before: a file may not hold more than 3 of one start.
-            let keys = try (0..<count).map { day in
-                DiagnosisKey(
-                    key: try TemporaryExposureKey(
-                        keyData: try SystemRandom().bytes16(), rollingStartIntervalNumber: try #require(today.advanced(by: Int64(-1 - day)).firstInterval)),
-                    transmissionRiskLevel: 0, reportType: .confirmedTest)
-            }
+            let keys =
+                try given
+                ?? (0..<5).map { day in
+                    DiagnosisKey(
+                        key: try TemporaryExposureKey(
+                            keyData: try SystemRandom().bytes16(), rollingStartIntervalNumber: try #require(today.advanced(by: Int64(-1 - day)).firstInterval)),
+                        transmissionRiskLevel: 0, reportType: .confirmedTest)
+                }
             let secret = (0..<32).map { _ in UInt8.random(in: 0...255) }
             let certificate = try await verification.certificate(token: token, keysHMAC: TEKHMAC.compute(keys, secret: secret))
             let result = try await PublishClient(publishURL: base(first) + "/v1/publish", healthAuthorityID: "ch.example", transport: transport).publish(
@@ -126,6 +128,16 @@ struct KeyServerReplicaTests {
             published.formUnion(keys.map(\.key.keyData.bytes))
         }
         #expect(try database.query("SELECT count(*) FROM exposure", []) == [[.integer(15)]])
+        let (again, _) = try await region.publish(startingAt: 0)
+        #expect(try database.query("SELECT count(*) FROM exposure", []) == [[.integer(20)]])
+        // The same keys again through another replica, without the revision token: refused.
+        await #expect {
+            try await region.publish(startingAt: 2, keys: again)
+        } throws: { error in
+            "\(error)".contains("revision")
+        }
+        #expect(try database.query("SELECT count(*) FROM exposure", []) == [[.integer(20)]])
+        published.formUnion(again.map(\.key.keyData.bytes))
 
         // gaend shares its own key through the balancer (each request may meet another replica).
         let harness = try ManagerHarness([
@@ -140,7 +152,7 @@ struct KeyServerReplicaTests {
         let shared = try harness.ctl(["share", "--test-result", id, "--code", try await region.issueCode(at: region.balancer.base)])
         #expect(shared.status == 0, "\(shared.standardError)")
         let stored = try #require(try database.query("SELECT count(*) FROM exposure", []).first?.first?.integer)
-        #expect(stored > 15)
+        #expect(stored > 20)
 
         // The replicas' timers export everything, each key once; every replica serves every file
         // with the same bytes, whichever wrote it.

@@ -4,6 +4,7 @@ import Foundation
 import Glibc
 import PostgreSQL
 import Synchronization
+import SystemCalls
 
 /// A private PostgreSQL server: `initdb` in a fresh directory, `pg_ctl start` on a free port of
 /// 127.0.0.1 (and a socket in that directory), ended by `pg_ctl stop -m fast` or, failing that,
@@ -73,7 +74,7 @@ package final class PostgreSQLServer: @unchecked Sendable {
         }
         // A port that was free a moment ago may be taken by the time the server binds it: try a few.
         for _ in 0..<3 {
-            let port = try freePort()
+            let port = try LoopbackPort.free()
             let options = "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
             let exit = try run(
                 binaries + "/pg_ctl", ["-D", directory + "/data", "-l", directory + "/server.log", "-o", options, "-w", "-t", "60", "start"], log: log)
@@ -137,22 +138,6 @@ package final class PostgreSQLServer: @unchecked Sendable {
     /// The first line of postmaster.pid, which the server writes before pg_ctl -w returns.
     static func postmasterPID(_ directory: String) -> pid_t? {
         (try? String(contentsOfFile: directory + "/data/postmaster.pid", encoding: .utf8))?.split(separator: "\n").first.flatMap { pid_t($0) }
-    }
-
-    /// A TCP port on 127.0.0.1 that nothing listens on now: bound with port 0, read, closed.
-    package static func freePort() throws -> Int {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socket >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        defer { close(socket) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0 }
-        }
-        guard bound else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     /// A shell that outlives the runner if it dies: once the runner is gone it ends the server by
