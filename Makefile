@@ -29,9 +29,12 @@ UNIT_BINDIR ?= $(PREFIX)/bin
 # from postgresql-15: the versioned package, not the `postgresql` metapackage, because its binaries'
 # directory (POSTGRES_BIN) names the version, and the metapackage adds nothing but that dependency.
 # The Debian package's test (scripts/deb-test) needs lintian. The key-server replicas' test and
-# benchmark put HAProxy in front of them, as a region's load balancer.
+# benchmark put HAProxy in front of them, as a region's load balancer. The owner's page is tested
+# in Cockpit's web service and bridge with Debian's headless Chromium and chromedriver (and a
+# font, or its screenshots show boxes).
 APT_PACKAGES = pkg-config libssl-dev libdbus-1-dev libbluetooth-dev libsqlite3-dev libpq-dev zlib1g-dev openssl libcurl4 libcurl4-openssl-dev python3 python3-venv python3-jsonschema tmux \
-	python3-dbus python3-gi dbus-daemon libglib2.0-bin systemd postgresql-15 lintian faketime haproxy
+	python3-dbus python3-gi dbus-daemon libglib2.0-bin systemd postgresql-15 lintian faketime haproxy \
+	cockpit-ws cockpit-bridge chromium chromium-driver fonts-liberation
 POSTGRES_BIN = /usr/lib/postgresql/15/bin
 
 # The test peers: Bumble's virtual controllers and host, pinned, in a venv of the project's own.
@@ -105,7 +108,10 @@ demo: build $(BUMBLE_VENV)/.installed
 TEST_ENV = GAEND_BUMBLE_PYTHON=$(CURDIR)/$(BUMBLE_VENV)/bin/python \
 	GAEND_DBUSMOCK_PYTHON=$(CURDIR)/$(DBUSMOCK_VENV)/bin/python \
 	GAEND_POSTGRES_BIN=$(POSTGRES_BIN) \
-	GAEND_HAPROXY=/usr/sbin/haproxy
+	GAEND_HAPROXY=/usr/sbin/haproxy \
+	GAEND_COCKPIT_WS=/usr/lib/cockpit/cockpit-ws \
+	GAEND_CHROMEDRIVER=/usr/bin/chromedriver \
+	GAEND_CHROMIUM=/usr/bin/chromium
 
 # Everything CI proves: dependencies, test peers, the release binaries, all tests (the unit suites
 # in a debug build; every suite that starts gaend, gaenctl, gaen-keyserver or gaen-bench as a process runs the
@@ -259,6 +265,7 @@ install-data:
 	install -D -m 0644 systemd/gaen-keyserver.sysusers $(DESTDIR)$(SYSUSERS_DIR)/gaen-keyserver.conf
 	install -D -m 0644 etc/gaen-keyserver.env $(DESTDIR)$(DOCDIR)/examples/gaen-keyserver.env
 	for hook in notify-desktop mail gpio-buzzer; do install -D -m 0644 examples/exposure-hook/$$hook $(DESTDIR)$(DOCDIR)/examples/exposure-hook/$$hook || exit 1; done
+	for file in manifest.json index.html gaend.js gaend.css; do install -D -m 0644 cockpit/gaend/$$file $(DESTDIR)$(PREFIX)/share/cockpit/gaend/$$file || exit 1; done
 	for page in docs/man/*.[0-9]; do [ -e $$page ] || continue; install -D -m 0644 $$page $(DESTDIR)$(MANDIR)/man$${page##*.}/$$(basename $$page) || exit 1; done
 	@if [ -z "$(DESTDIR)" ] && command -v systemd-sysusers >/dev/null; then \
 		systemd-sysusers $(SYSUSERS_DIR)/gaend.conf; \
