@@ -33,6 +33,16 @@ struct CockpitPageTests {
             data: DataDirectory(path: directory.path + "/data"), pemPath: pem, tek: Bytes16(words: (0x2122_2324_2526_2728, 0x292A_2B2C_2D2E_2F30)),
             day: day)
 
+        // Twelve days of other people around the wearer before it, through the shipped tool: the
+        // chart has a fortnight to draw (one segment a day, so the planted day is left alone).
+        let appended = try ToolRunner.run(
+            "gaenctl",
+            [
+                "tools", "log", "append", "--data-dir", directory.path + "/data", "--aggregates", "3000", "--days", "12", "--last-day",
+                day.advanced(by: -1).description, "--per-window", "20", "--distinct-rpis", "500",
+            ])
+        #expect(appended.status == 0, "\(appended.standardError)")
+
         // The key server gaend shares through.
         for name in ["verification", "export"] {
             _ = try ToolRunner.run("gaen-keyserver", ["make-key", "--out", "\(directory.path)/server-\(name).pem"])
@@ -65,9 +75,15 @@ struct CockpitPageTests {
         // No check yet: no answer claimed.
         try await browser.waitForText("#answer") { $0 == "Not checked yet" }
         try await browser.waitForText("#status") { $0.hasPrefix("Paused") }
-        try await browser.waitForText("#heard-summary") { $0.hasPrefix("5 sightings of ") }
+        // What `gaenctl heard` counts over the 14 days, and a bar for each hour it heard something.
+        let heard = try #require(try harness.json(["heard", "--since", "14d"]) as? [String: Any])
+        let sightings = try #require(heard["sightings"] as? Int)
+        #expect(sightings > 2000, "the tool's sightings and the planted five")
+        let formatted = try await browser.run("return Number(arguments[0]).toLocaleString('en-GB')", [sightings]) as? String
+        try await browser.waitForText("#heard-summary") { $0.hasPrefix("\(formatted ?? "?") sightings of ") }
         let bars = try await browser.run("return document.querySelectorAll('#heard-chart svg rect.bar').length") as? Int
-        #expect(bars == 1, "the planted hour's bar")
+        let busyHours = (heard["hours"] as? [[String: Any]] ?? []).filter { ($0["sightings"] as? Int ?? 0) > 0 }.count
+        #expect(bars == busyHours && busyHours > 100, "bars \(String(describing: bars)), hours with sightings \(busyHours)")
         try await browser.screenshot(to: Self.screenshots + "/laptop-1-no-exposure.png")
 
         // Check now: progress, then the exposure arrives through PropertiesChanged.
@@ -93,7 +109,7 @@ struct CockpitPageTests {
         // A wrong code first: the server's refusal, as gaend names it.
         try await browser.type("#code", "00000000")
         try await browser.click("#share-confirm")
-        try await browser.waitForText("#share-error") { $0.hasPrefix("The verification server did not accept the code: ") }
+        try await browser.waitForText("#share-error") { $0.hasPrefix("Verification failed: the verification server refused the code") }
         let code = try ToolRunner.run(
             "gaen-keyserver",
             ["issue-code", "--data-dir", serverData, "--verification-key", directory.path + "/server-verification.pem", "--type", "confirmed"]
@@ -106,6 +122,19 @@ struct CockpitPageTests {
         try await browser.waitForText("#test-results") { $0.contains("— shared") }
         let accessLog = (try? String(contentsOfFile: directory.path + "/server.err", encoding: .utf8)) ?? ""
         #expect(accessLog.contains(#""POST /v1/publish" 200"#), "\(accessLog.suffix(600))")
+
+        // The server gone: a second test result's share fails, and gaend's reason is shown.
+        kill(server.processIdentifier, SIGKILL)
+        server.waitUntilExit()
+        try await browser.run("document.getElementById('test-type').value = 'likely'; return null")
+        try await browser.click("#add-test")
+        try await browser.waitForText("#test-results") { $0.contains("likely test of") }
+        try await browser.click(".share-button")
+        try await browser.type("#code", "12345678")
+        try await browser.click("#share-confirm")
+        let unreachable = try await browser.waitForText("#share-error") { $0.contains("127.0.0.1:\(serverPort)") }
+        print("CockpitPageTests: a share with the key server gone reads: \(unreachable)")
+        try await browser.click("#share-cancel")
 
         // The same page at a phone's width.
         try await browser.resize(width: Self.phone.width, height: Self.phone.height)

@@ -27,8 +27,8 @@ function show(id, message) {
 
 // What gaend's errors mean, as a lead before their own message (which says why).
 const ERROR_LEADS = {
-    VerificationFailed: "The verification server did not accept the code",
-    PublishFailed: "The key server did not accept the keys",
+    VerificationFailed: "Verification failed",
+    PublishFailed: "Publishing the keys failed",
     ClockUntrusted: "The clock is not trusted yet",
     NotConfigured: "Not configured",
     NotAuthorized: "Not authorized",
@@ -65,6 +65,8 @@ function timeText(seconds) {
         day: "numeric", month: "short", hour: "2-digit", minute: "2-digit", timeZone: "UTC", timeZoneName: "short"
     });
 }
+
+function count(number) { return Number(number || 0).toLocaleString("en-GB"); }
 
 function ago(seconds) {
     if (!seconds) return "";
@@ -138,7 +140,7 @@ function render() {
     text("clock", clock);
     text("advertising", p.Advertising ? "Since " + timeText(p.AdvertisingSince) + (p.NextRotation ? "; next rotation " + timeText(p.NextRotation) : "") : "No");
     text("radio", p.RadioBackend || "none");
-    text("sightings", (p.SightingsToday || 0) + " sightings" + (p.HeldSightings ? ", " + p.HeldSightings + " held until the clock is trusted" : ""));
+    text("sightings", count(p.SightingsToday) + " sightings" + (p.HeldSightings ? ", " + count(p.HeldSightings) + " held until the clock is trusted" : ""));
     text("key-server", p.KeyServer || "none configured");
     text("version", (p.Version || "–") + (p.Region ? ", region " + p.Region : ""));
 
@@ -171,7 +173,8 @@ function drawHeard(heard) {
     const hours = heard.hours || [];
     const chart = $("heard-chart");
     chart.replaceChildren();
-    const width = Math.max(240, chart.clientWidth || 700), height = 160, top = 8, bottom = 22;
+    // The busiest hour's count is written above the bars, the days below them.
+    const width = Math.max(240, chart.clientWidth || 700), height = 170, top = 20, bottom = 22;
     const labelEvery = width < 480 ? 3 : width < 800 ? 2 : 1;
     let midnights = 0;
     const most = Math.max(1, ...hours.map(h => h.sightings));
@@ -197,13 +200,14 @@ function drawHeard(heard) {
         bar.appendChild(title);
         root.appendChild(bar);
     });
-    const peak = svg("text", { x: 4, y: top + 10, class: "axis" });
-    peak.textContent = most + " sightings in the busiest hour";
+    const peak = svg("text", { x: 2, y: 12, class: "axis" });
+    peak.textContent = count(most) + " sightings in the busiest hour";
     root.appendChild(peak);
     chart.appendChild(root);
     chart.dataset.bars = String(hours.filter(h => h.sightings > 0).length);
-    text("heard-summary", heard.sightings + " sightings of " + heard.distinct_rpis + " rotating identifiers in " + heard.scan_windows +
-        " scan windows since " + timeText(heard.since) + (heard.held_sightings ? "; " + heard.held_sightings + " held until the clock is trusted" : "") + ".");
+    text("heard-summary", count(heard.sightings) + " sightings of " + count(heard.distinct_rpis) + " rotating identifiers in " +
+        count(heard.scan_windows) + " scan windows since " + timeText(heard.since) +
+        (heard.held_sightings ? "; " + count(heard.held_sightings) + " held until the clock is trusted" : "") + ".");
 }
 
 // Attenuation ranges for reading the windows (typical attenuation, dB): a nearer phone loses fewer.
