@@ -58,7 +58,7 @@ import Testing
         let bus = try DBusDaemonFixture()
         let server = try await DBusConnection.bus(address: bus.address)
         let client = try await DBusConnection.bus(address: bus.address)
-        let servingServer = Task { await server.serve() }
+        let servingServer = taskOnOwnThreads { await server.serve() }
         defer { servingServer.cancel() }
         try await server.export("/org/gaend/Echo", interfaces: Self.echoObject())
         for sample in Self.samples {
@@ -87,7 +87,7 @@ import Testing
         let bus = try DBusDaemonFixture()
         let server = try await DBusConnection.bus(address: bus.address)
         let client = try await DBusConnection.bus(address: bus.address)
-        let servingServer = Task { await server.serve() }
+        let servingServer = taskOnOwnThreads { await server.serve() }
         defer { servingServer.cancel() }
         try await server.export("/org/gaend/Echo", interfaces: Self.echoObject())
         func error(_ member: String, _ arguments: [DBusValue], path: String = "/org/gaend/Echo", interface: String? = DBusBusTests.echoInterface) async
@@ -125,12 +125,12 @@ import Testing
         let bus = try DBusDaemonFixture()
         let registrar = try await DBusConnection.bus(address: bus.address)
         let client = try await DBusConnection.bus(address: bus.address)
-        let servingClient = Task { await client.serve() }
+        let servingClient = taskOnOwnThreads { await client.serve() }
         defer { servingClient.cancel() }
         try await client.export(
             "/org/gaend/Advertisement",
             interfaces: [DBusInterface(name: "org.bluez.LEAdvertisement1", properties: [DBusProperty("Type", .string) { .string("broadcast") }])])
-        let servingRegistrar = Task { await registrar.serve() }
+        let servingRegistrar = taskOnOwnThreads { await registrar.serve() }
         defer { servingRegistrar.cancel() }
         try await registrar.export(
             "/",
@@ -155,7 +155,7 @@ import Testing
         let bus = try DBusDaemonFixture()
         let server = try await DBusConnection.bus(address: bus.address)
         let client = try await DBusConnection.bus(address: bus.address)
-        let servingServer = Task { await server.serve() }
+        let servingServer = taskOnOwnThreads { await server.serve() }
         defer { servingServer.cancel() }
         try await server.export("/org/gaend/Echo", interfaces: Self.echoObject())
         let serverName = server.uniqueName
@@ -180,7 +180,7 @@ import Testing
         let bus = try DBusDaemonFixture()
         let server = try await DBusConnection.bus(address: bus.address)
         let client = try await DBusConnection.bus(address: bus.address)
-        let servingServer = Task { await server.serve() }
+        let servingServer = taskOnOwnThreads { await server.serve() }
         defer { servingServer.cancel() }
         try await server.export("/org/gaend/Echo", interfaces: Self.echoObject())
         await #expect {
@@ -267,7 +267,7 @@ import Testing
         let client = try await DBusConnection.bus(address: bus.address)
         try server.addObjectManager(at: "/org/gaend")
         let added = try await client.signals(matching: DBusMatchRule(sender: server.uniqueName, interface: "org.freedesktop.DBus.ObjectManager"))
-        let servingServer = Task { await server.serve() }
+        let servingServer = taskOnOwnThreads { await server.serve() }
         defer { servingServer.cancel() }
         try await server.export("/org/gaend/Echo", interfaces: Self.echoObject())
         var iterator = added.makeAsyncIterator()
@@ -289,7 +289,7 @@ import Testing
         let server = try await DBusConnection.bus(address: bus.address)
         let client = try await DBusConnection.bus(address: bus.address)
         let stored = Mutex<String>("first")
-        let servingServer = Task { await server.serve() }
+        let servingServer = taskOnOwnThreads { await server.serve() }
         defer { servingServer.cancel() }
         try await server.export(
             "/org/gaend/Settable",

@@ -80,7 +80,7 @@ import Testing
         // so any other answer to a larger body was given from the header.
         let server = try await DBusConnection.bus(address: bus.address, limits: DBusLimits(maximumDecodedBytes: 1024))
         let client = try await DBusConnection.bus(address: bus.address)
-        let servingServer = Task { await server.serve() }
+        let servingServer = taskOnOwnThreads { await server.serve() }
         defer { servingServer.cancel() }
         try await server.export("/org/gaend/Echo", interfaces: DBusBusTests.echoObject())
         let large = DBusValue.bytes(Array(repeating: 0xA5, count: 64 * 1024))

@@ -11,7 +11,7 @@ import Testing
         let bus = try DBusDaemonFixture()
         let server = try await DBusConnection.bus(address: bus.address)
         #expect(try await server.requestName("org.gaend.Test") == .primaryOwner)
-        let servingServer = Task { await server.serve() }
+        let servingServer = taskOnOwnThreads { await server.serve() }
         defer { servingServer.cancel() }
         try await server.export("/org/gaend/Echo", interfaces: DBusBusTests.echoObject())
         let busctl = try await ToolRunner.runProgramDetached(
@@ -42,7 +42,7 @@ import Testing
         let bus = try DBusDaemonFixture()
         let server = try await DBusConnection.bus(address: bus.address)
         #expect(try await server.requestName("org.gaend.Test") == .primaryOwner)
-        let servingServer = Task { await server.serve() }
+        let servingServer = taskOnOwnThreads { await server.serve() }
         defer { servingServer.cancel() }
         try await server.export("/org/gaend/Echo", interfaces: DBusBusTests.echoObject())
         let upper = try await ToolRunner.runProgramDetached(
