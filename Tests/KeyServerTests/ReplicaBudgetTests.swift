@@ -21,7 +21,7 @@ extension PostgreSQLTests {
             let budgets: [SharedFailureBudget]
             let clock: ManualClock
 
-            init(count: Int = 2) async throws {
+            init(count: Int = 2, maximumRows: Int = 1_000_000) async throws {
                 database = try TestDatabase(.postgreSQL)
                 let url = try #require(database.url)
                 let signing = try ECDSAPrivateKey()
@@ -35,7 +35,7 @@ extension PostgreSQLTests {
                 var budgets = [SharedFailureBudget]()
                 for _ in 0..<count {
                     let verifier = try Verifier(database.verification, signingKey: signing, codeKey: try TestDatabase.codeKey())
-                    let budget = try SharedFailureBudget(connectionString: url, limit: ReplicaBudgetTests.limit)
+                    let budget = try SharedFailureBudget(connectionString: url, limit: ReplicaBudgetTests.limit, maximumRows: maximumRows)
                     budgets.append(budget)
                     apis.append(
                         KeyServerAPI(
@@ -104,6 +104,21 @@ extension PostgreSQLTests {
                 return await group.reduce(into: [Int: Int]()) { $0[$1, default: 0] += 1 }
             }
             #expect(statuses == [400: 30, 429: 70])
+        }
+
+        /// A flood from many addresses: once a prune finds the table at its bound, clients with a
+        /// row keep their own budget and newcomers share one overflow bucket, so the table stops
+        /// growing and the flood's guesses are 30 in all.
+        @Test func pastItsBoundTheTableKeepsItsClientsAndNewcomersShareOneBucket() async throws {
+            let replicas = try await Replicas(count: 1, maximumRows: 5)
+            for client in 1...5 { #expect(await replicas.verify("00000000", on: 0, from: "198.51.100.\(client)").status == 400) }
+            replicas.clock.advance(seconds: 60)  // the next reservation prunes and finds the table full
+            #expect(await replicas.verify("00000001", on: 0, from: "198.51.100.1").status == 400)
+            var newcomers = [Int: Int]()
+            for client in 1...40 { newcomers[await replicas.verify("00000000", on: 0, from: "203.0.113.\(client)").status, default: 0] += 1 }
+            #expect(newcomers == [400: 30, 429: 10])
+            #expect(await replicas.verify("00000001", on: 0, from: "198.51.100.2").status == 400)
+            #expect(try await replicas.budgets[0].rows() == 6)  // the five and the overflow bucket
         }
 
         /// What one guess costs, and the table's bound: one statement per wrong guess, two per

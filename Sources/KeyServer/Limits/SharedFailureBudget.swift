@@ -12,7 +12,10 @@ import PostgreSQL
 /// thus costs one statement; a right one two (the reservation and its return).
 ///
 /// Rows whose bucket is full again (untouched for an interval) are deleted at most once a minute,
-/// so the table holds one row per client that reserved within the last interval. Commits do not
+/// so the table holds one row per client that reserved within the last interval; past
+/// `maximumRows` (a flood from many addresses), clients without a row share one overflow bucket
+/// until the next prune finds room, as `RateLimiter` bounds its buckets: the flood costs a bounded
+/// table and slows only other newcomers, never a client already counted. Commits do not
 /// wait for the disk (`synchronous_commit=off`, this connection only): a crash of the database
 /// server can forget the last few hundred milliseconds of reservations, a few guesses' worth,
 /// against a flush per guess. A refusal is remembered in this replica until its Retry-After, so
@@ -24,6 +27,10 @@ package actor SharedFailureBudget: FailureBudget {
 
     package let limit: RateLimit
     let maximumRefusals: Int
+    let maximumRows: Int
+    /// Whether the last prune found the table full: newcomers then share the overflow bucket.
+    private var full = false
+    static let overflowClient = "overflow"
     private var refusedUntil: [String: Int64] = [:]
     /// When rows were last pruned (nil: not yet by this replica).
     private var pruned: Int64?
@@ -33,7 +40,7 @@ package actor SharedFailureBudget: FailureBudget {
     static let pruneInterval: Int64 = 60
 
     /// Opens its own connection to the database at `connectionString` and creates the table.
-    package init(connectionString: String, limit: RateLimit, maximumRefusals: Int = 65_536) throws(DatabaseError) {
+    package init(connectionString: String, limit: RateLimit, maximumRefusals: Int = 65_536, maximumRows: Int = 1_000_000) throws(DatabaseError) {
         database = try PostgreSQLBackend(connectionString: connectionString, serverOptions: "-c synchronous_commit=off")
         try database.createSchema(
             """
@@ -48,6 +55,7 @@ package actor SharedFailureBudget: FailureBudget {
             """)
         self.limit = limit
         self.maximumRefusals = max(1, maximumRefusals)
+        self.maximumRows = max(1, maximumRows)
     }
 
     deinit { thread.stop() }
@@ -64,18 +72,32 @@ package actor SharedFailureBudget: FailureBudget {
         // ?1 client, ?2 secret, ?3 now, ?4 capacity, ?5 units per token (the interval), ?6 tokens
         // a second refilled per unit of time (the tokens): RateLimiter.refilled, in SQL.
         let refilled = "LEAST(?4, b.units + LEAST(GREATEST(0, ?3 - b.updated), ?5) * ?6)"
-        statements += 1
-        let row = try database.query(
-            """
-            INSERT INTO failure_budget AS b (client, secret, units, updated, taken) VALUES (?1, ?2, ?4 - ?5, ?3, true)
-            ON CONFLICT (client, secret) DO UPDATE SET
-                units = \(refilled) - CASE WHEN \(refilled) >= ?5 THEN ?5 ELSE 0 END,
+        let take = """
+            units = \(refilled) - CASE WHEN \(refilled) >= ?5 THEN ?5 ELSE 0 END,
                 taken = \(refilled) >= ?5,
                 updated = GREATEST(?3, b.updated)
-            RETURNING units, taken::int
-            """,
+            """
+        func parameters(_ client: String) -> [DatabaseValue] {
             [.text(client), .text(secret.rawValue), .integer(now), .integer(capacity), .integer(limit.interval), .integer(Int64(limit.tokens))]
-        ).first
+        }
+        var row: [DatabaseValue]?
+        if full {
+            // A client with a row keeps its own bucket; a newcomer takes from the shared one.
+            statements += 1
+            row = try database.query(
+                "UPDATE failure_budget AS b SET \(take) WHERE client = ?1 AND secret = ?2 RETURNING units, taken::int", parameters(client)
+            ).first
+        }
+        if row == nil {
+            statements += 1
+            row = try database.query(
+                """
+                INSERT INTO failure_budget AS b (client, secret, units, updated, taken) VALUES (?1, ?2, ?4 - ?5, ?3, true)
+                ON CONFLICT (client, secret) DO UPDATE SET \(take)
+                RETURNING units, taken::int
+                """, parameters(full ? Self.overflowClient : client)
+            ).first
+        }
         guard let units = row?[0].integer, let taken = row?[1].integer else {
             throw DatabaseError(engine: .postgreSQL, code: "", message: "the failure budget's upsert returned no row", operation: "reserving an attempt")
         }
@@ -94,12 +116,14 @@ package actor SharedFailureBudget: FailureBudget {
             [.text(client), .text(secret.rawValue), .integer(capacity), .integer(limit.interval)])
     }
 
-    /// Rows full again (untouched for an interval) are what a missing row means: deleted.
+    /// Rows full again (untouched for an interval) are what a missing row means: deleted. Then
+    /// whether the rest fill the table is noted for the reservations until the next prune.
     private func pruneIfDue(now: Int64) throws {
         if let pruned, now >= pruned, now - pruned < Self.pruneInterval { return }
         pruned = now
-        statements += 1
+        statements += 2
         try database.query("DELETE FROM failure_budget WHERE updated <= ?1", [.integer(now - limit.interval)])
+        full = try rows() >= maximumRows
     }
 
     /// A refusal kept until its wait ends; past `maximumRefusals` the ended ones go, and if none
