@@ -38,6 +38,16 @@ import Testing
         #expect(limiter.peek("a", now: 0) == .init(allowed: false, remaining: 0, retryAfter: 3600))
     }
 
+    /// A reservation a newcomer took from the overflow bucket is given back there, not lost.
+    @Test func aTokenTakenFromTheOverflowIsGivenBackThere() {
+        let limiter = RateLimiter(RateLimit(tokens: 2, interval: 60), maximumKeys: 1)
+        #expect(limiter.take("kept", now: 0).allowed)
+        #expect(limiter.take("newcomer", now: 0).remaining == 1)  // the overflow bucket
+        limiter.giveBack("newcomer", now: 0)
+        #expect(limiter.take("another", now: 0).remaining == 1)
+        #expect(limiter.keys == 2)
+    }
+
     /// A flood from many addresses keeps the table at its bound; the newcomers past it share one
     /// overflow bucket, and clients already tracked keep theirs.
     @Test func theTableIsBounded() {

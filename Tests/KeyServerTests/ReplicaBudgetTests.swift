@@ -111,14 +111,17 @@ extension PostgreSQLTests {
         /// growing and the flood's guesses are 30 in all.
         @Test func pastItsBoundTheTableKeepsItsClientsAndNewcomersShareOneBucket() async throws {
             let replicas = try await Replicas(count: 1, maximumRows: 5)
+            let code = try await replicas.issueCode(on: 0, from: "198.51.100.1")  // a row for the administrator's secret
             for client in 1...5 { #expect(await replicas.verify("00000000", on: 0, from: "198.51.100.\(client)").status == 400) }
             replicas.clock.advance(seconds: 60)  // the next reservation prunes and finds the table full
             #expect(await replicas.verify("00000001", on: 0, from: "198.51.100.1").status == 400)
+            // A newcomer's right code takes from the overflow bucket and gives it back there.
+            #expect(await replicas.verify(code, on: 0, from: "203.0.113.200").status == 200)
             var newcomers = [Int: Int]()
             for client in 1...40 { newcomers[await replicas.verify("00000000", on: 0, from: "203.0.113.\(client)").status, default: 0] += 1 }
             #expect(newcomers == [400: 30, 429: 10])
             #expect(await replicas.verify("00000001", on: 0, from: "198.51.100.2").status == 400)
-            #expect(try await replicas.budgets[0].rows() == 6)  // the five and the overflow bucket
+            #expect(try await replicas.budgets[0].rows() == 7)  // the six and the overflow bucket
         }
 
         /// What one guess costs, and the table's bound: one statement per wrong guess, two per

@@ -284,8 +284,8 @@ function checkNow() {
         .then(([json]) => {
             const result = JSON.parse(json);
             const days = result.exposure_days || [];
+            // The chart and the windows are read again on DetectionFinished, which every run sends.
             text("progress-text", "Done: " + (days.length ? "exposure on " + days.map(dayText).join(", ") : "no exposure") + ".");
-            refreshHeard();
         })
         .catch(error => {
             text("progress-text", "");

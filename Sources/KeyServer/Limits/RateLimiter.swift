@@ -87,9 +87,12 @@ package final class RateLimiter: Sendable {
         }
     }
 
-    /// Returns a token `take` took, up to a full bucket (a reservation that was not needed).
+    /// Returns a token `take` took, up to a full bucket (a reservation that was not needed). A key
+    /// without a bucket took from the overflow bucket (a take never leaves its key's bucket full,
+    /// so no prune dropped it): the token goes back there.
     package func giveBack(_ key: String, now: Int64) {
         state.withLock { state in
+            let key = state.buckets[key] == nil ? Self.overflowKey : key
             guard var bucket = state.buckets[key] else { return }
             bucket = refilled(bucket, now: now)
             bucket.units = min(capacity, bucket.units + limit.interval)

@@ -109,11 +109,16 @@ package actor SharedFailureBudget: FailureBudget {
         return RateLimiter.Decision(allowed: false, remaining: 0, retryAfter: wait)
     }
 
+    /// Returns the attempt to the client's row; a client without one took from the overflow
+    /// bucket while the table was full, so it goes back there.
     package func giveBack(_ client: String, secret: RequestLimits.Secret, now: Int64) throws {
-        statements += 1
-        try database.query(
-            "UPDATE failure_budget SET units = LEAST(?3, units + ?4) WHERE client = ?1 AND secret = ?2",
-            [.text(client), .text(secret.rawValue), .integer(capacity), .integer(limit.interval)])
+        for owner in [client, Self.overflowClient] {
+            statements += 1
+            let returned = try database.query(
+                "UPDATE failure_budget SET units = LEAST(?3, units + ?4) WHERE client = ?1 AND secret = ?2 RETURNING 1",
+                [.text(owner), .text(secret.rawValue), .integer(capacity), .integer(limit.interval)])
+            if !returned.isEmpty { return }
+        }
     }
 
     /// Rows full again (untouched for an interval) are what a missing row means: deleted. Then
