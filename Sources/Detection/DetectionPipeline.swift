@@ -21,6 +21,9 @@ package struct DetectionResult: Sendable {
     /// were matched. The keys of a file that did not verify are not read: 0.
     package var files: [KeyFileOutcome]
 
+    /// The files of this run that were not matched, and why; `nil` when every file was.
+    package var refusals: KeyFileRefusals? { KeyFileRefusals(files) }
+
     /// The exposure days, oldest first.
     package var exposureDays: [UTCDay] { verdict.dayList }
     /// When the latest exposure that counts began (its window's first sighting); `nil` when none.

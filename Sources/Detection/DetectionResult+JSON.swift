@@ -20,6 +20,7 @@ extension DetectionResult {
                         ])
                     })
             ),
+            ("refused_files", .int(Int64(refusals?.refused.count ?? 0))),
             (
                 "statistics",
                 .object([

@@ -11,15 +11,28 @@ package struct OwnerStatus: Sendable, Equatable {
     /// Why, when it is not active ("" when it is).
     package var reason: String
     package var exposureDays: [UTCDay]
+    /// What went wrong with the last detection (LastDetectionError: its error, or the key files
+    /// it refused), whatever the status; `nil` when nothing did.
+    package var detectionProblem: String?
 
-    package init(status: Manager1.Status, reason: String, exposureDays: [UTCDay]) {
+    package init(status: Manager1.Status, reason: String, exposureDays: [UTCDay], detectionProblem: String? = nil) {
         self.status = status
         self.reason = reason
         self.exposureDays = exposureDays
+        self.detectionProblem = detectionProblem
+    }
+
+    /// StatusReason: why the status is what it is, and the last detection's problem, so that a
+    /// refused key file is said wherever the status is (issue 46).
+    package var statusReason: String {
+        let detection = detectionProblem.map { "the last detection: \($0)" }
+        return [reason.isEmpty ? nil : reason, detection].compactMap { $0 }.joined(separator: "; ")
     }
 
     /// systemd's status line (`STATUS=`).
-    package var systemdLine: String { "exposure notification \(status.rawValue)" }
+    package var systemdLine: String {
+        "exposure notification \(status.rawValue)" + (detectionProblem.map { "; the last detection: \($0)" } ?? "")
+    }
 }
 
 /// Where the owner's status comes from (Manager1's manager), and when it may have changed.

@@ -48,7 +48,7 @@ final class RecordingObserver: DetectionObserver {
 
     /// A log with two scans of the key on the vectors' day, and a server whose index lists one
     /// signed file holding that key.
-    func prepare() async throws {
+    @discardableResult func prepare() async throws -> [UInt8] {
         let crypto = try ExposureKeyCrypto()
         let (rpik, aemk) = crypto.keys(for: tek)
         let writer = try ContactLogWriter(dataDirectory: data, clock: clock, logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
@@ -76,12 +76,13 @@ final class RecordingObserver: DetectionObserver {
             "/index.txt": .text("US/1.zip"),
             "/US/1.zip": HTTPFixture.Route(body: zip),
         ])
+        return zip
     }
 
     func worker(
         transport: any HTTPTransport = CurlTransport(), timer: any Clock<Duration> = TestClock(),
         deadline: any Clock<Duration> = TestClock(), observer: RecordingObserver? = nil,
-        settings: DetectionWorker.Settings = DetectionWorker.Settings(), configurationURL: String? = nil
+        settings: DetectionWorker.Settings = DetectionWorker.Settings(), configurationURL: String? = nil, trustedPEM: String? = nil
     ) throws -> DetectionWorker {
         var downloader = KeyFileDownloader(
             indexURL: server.baseURL + "/index.txt", baseURL: server.baseURL, transport: transport, store: ProcessedFilesStore(dataDirectory: data),
@@ -91,7 +92,7 @@ final class RecordingObserver: DetectionObserver {
         v2.infectiousnessForDaysSinceOnset = [0: .standard]
         return DetectionWorker(
             dataDirectory: data, downloader: downloader,
-            policy: SignaturePolicy(trustedKeys: [try VerificationKey(keyID: "310", keyVersion: "v1", pem: signing.publicKeyPEM)]),
+            policy: SignaturePolicy(trustedKeys: [try VerificationKey(keyID: "310", keyVersion: "v1", pem: trustedPEM ?? signing.publicKeyPEM)]),
             defaultConfiguration: ExposureConfiguration(v2: v2), clock: clock, timerClock: timer, deadlineClock: deadline, observer: observer,
             settings: settings, configurationURL: configurationURL,
             logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
@@ -279,5 +280,56 @@ final class RecordingObserver: DetectionObserver {
         #expect(timerDelays.count == 4)
         #expect(timerDelays.allSatisfy { $0 >= .seconds(4 * 3600 - 900) && $0 <= .seconds(4 * 3600 + 900) })
         #expect(DetectionState.load(from: data).nextDetection != nil)
+    }
+
+    /// Issue 46: a file signed by a key gaend does not trust (an authority's rotated key, a typo in
+    /// `export-key`) and an archive that is not one are refused by name: the run says so in
+    /// LastDetectionError and to its observer, marks neither processed, and once the right key is
+    /// trusted the next run matches the file; the invalid one is refused at every run.
+    @Test func refusedFilesAreToldAndTriedAgainOnceTheKeyIsFixed() async throws {
+        let zip = try await prepare()
+        try await server.set([
+            "/index.txt": .text("US/1.zip\nUS/2.zip"), "/US/1.zip": HTTPFixture.Route(body: zip),
+            "/US/2.zip": HTTPFixture.Route(body: Array("PK\u{3}\u{4} not an archive".utf8)),
+        ])
+        let observer = RecordingObserver()
+        let otherKey = try ECDSAPrivateKey().publicKeyPEM
+        let wrong = try worker(observer: observer, trustedPEM: otherKey)
+        let refused = try await wrong.runNow()
+        #expect(refused.windows.isEmpty)
+        let refusals = try #require(refused.refusals)
+        #expect(refusals.refused.map(\.verdict.name) == ["bad-signature", "invalid"])
+        let text = "\(refusals)"
+        #expect(text.hasPrefix("2 of 2 key files refused: bad-signature ("), "\(text)")
+        #expect(text.hasSuffix("/US/2.zip); their keys were not checked"), "\(text)")
+        #expect(DetectionState.load(from: data).lastError == text)
+        #expect(observer.last?.problem == text)
+        #expect(try ProcessedFilesStore(dataDirectory: data).load().isEmpty)
+
+        // The key fixed: the signed file is downloaded again and matched; the invalid one is
+        // refused again, by name.
+        let fixed = try worker(observer: observer)
+        let matched = try await fixed.runNow()
+        #expect(matched.windows.count == 1)
+        #expect(matched.files.map(\.verdict.name) == ["verified", "invalid"])
+        #expect(DetectionState.load(from: data).lastError?.hasPrefix("1 of 2 key files refused: invalid (") == true)
+        #expect(try ProcessedFilesStore(dataDirectory: data).load().keys.map { $0.hasSuffix("/US/1.zip") } == [true])
+
+        // The server drops the invalid file: the next run is clean again.
+        try await server.set(["/index.txt": .text("US/1.zip")])
+        clock.advance(seconds: 600)
+        let clean = try await fixed.runNow()
+        #expect(clean.files.isEmpty && clean.refusals == nil)
+        #expect(DetectionState.load(from: data).lastError == nil)
+        #expect(observer.last?.problem == nil)
+    }
+
+    /// Text from a key server is quoted escaped: a file name with an escape sequence in it cannot
+    /// reach a terminal through LastDetectionError.
+    @Test func refusedNamesAreEscaped() throws {
+        let outcome = KeyFileOutcome(name: "US/\u{1B}[2J\u{9B}x.zip", verdict: .invalid("not a zip archive"), keys: 0)
+        let text = "\(try #require(KeyFileRefusals([outcome])))"
+        #expect(text == "1 of 1 key file refused: invalid (US/\\u{1b}[2J\\u{9b}x.zip); their keys were not checked")
+        #expect(!text.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) })
     }
 }

@@ -105,6 +105,13 @@ function renderAnswer(p) {
         $("answer-card").className = "card answer unknown";
         return;
     }
+    if (days.length === 0 && p.LastDetectionError) {
+        // A refused key file or a failed check: nothing found is not "no exposure".
+        text("answer", "Not fully checked");
+        text("answer-detail", "No exposure was found in what was checked, but the last check failed: " + p.LastDetectionError + ".");
+        $("answer-card").className = "card answer unknown";
+        return;
+    }
     if (days.length === 0) {
         text("answer", "No exposure in the last 14 days");
         text("answer-detail", "As of the check on " + timeText(p.LastDetectionTime) + ".");
@@ -285,7 +292,9 @@ function checkNow() {
             const result = JSON.parse(json);
             const days = result.exposure_days || [];
             // The chart and the windows are read again on DetectionFinished, which every run sends.
-            text("progress-text", "Done: " + (days.length ? "exposure on " + days.map(dayText).join(", ") : "no exposure") + ".");
+            const refused = result.refused_files || 0;
+            const found = days.length ? "exposure on " + days.map(dayText).join(", ") : (refused ? "no exposure found in the files checked" : "no exposure");
+            text("progress-text", "Done: " + found + (refused ? "; " + refused + " key file" + (refused === 1 ? " was" : "s were") + " refused (see Last outcome)" : "") + ".");
         })
         .catch(error => {
             text("progress-text", "");

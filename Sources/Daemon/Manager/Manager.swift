@@ -308,11 +308,12 @@ package actor Manager {
     /// The status and, when it is not active, why (StatusReason), decided together; the
     /// exposure days with them.
     package func ownerStatus() async -> OwnerStatus {
-        ownerStatus(exposureDays: await worker?.exposureAnswer().days ?? [])
+        ownerStatus(exposureDays: await worker?.exposureAnswer().days ?? [], detectionProblem: await worker?.state.lastError)
     }
 
-    /// The status with the exposure days already asked for (`properties` asks the worker once).
-    private func ownerStatus(exposureDays: [UTCDay]) -> OwnerStatus {
+    /// The status with the exposure days and the last detection's problem already asked for
+    /// (`properties` asks the worker once).
+    private func ownerStatus(exposureDays: [UTCDay], detectionProblem: String?) -> OwnerStatus {
         let radio = radioStatus.status
         let (status, reason): (Manager1.Status, String) =
             if settings.radio == "none" {
@@ -330,18 +331,18 @@ package actor Manager {
                 case .starting, .none: (.unknown, "the radio is starting")
                 }
             }
-        return OwnerStatus(status: status, reason: reason, exposureDays: exposureDays)
+        return OwnerStatus(status: status, reason: reason, exposureDays: exposureDays, detectionProblem: detectionProblem)
     }
 
     /// The values of Manager1's properties now.
     package func properties() async -> [Manager1.Property: PropertyValue] {
         let radio = radioStatus.status
         let answer = await worker?.exposureAnswer() ?? ExposureAnswer()
-        let told = ownerStatus(exposureDays: answer.days)
-        let (status, reason) = (told.status, told.reason)
+        let state = await worker?.state
+        let told = ownerStatus(exposureDays: answer.days, detectionProblem: state?.lastError)
+        let (status, reason) = (told.status, told.statusReason)
         // What is on the air, only while it is: after a fault the advertiser is not asked to stop.
         let beacon = status == .active ? onAir.value : nil
-        let state = await worker?.state
         let logState = await log.activity()
         return [
             .status: .string(status.rawValue), .statusReason: .string(reason), .authorizationStatus: .string(owner.authorization.rawValue),

@@ -21,6 +21,13 @@ package struct DetectionOutcome: Sendable {
     /// ExposureDays read this one answer, so they can never disagree (a run asked with another
     /// configuration returns its own result, but changes neither).
     package var exposed: Bool { !answer.days.isEmpty }
+
+    /// What went wrong, as LastDetectionError says it: the run's error, or the files it refused
+    /// (a run that refused files finished, but did not check their keys); `nil` when nothing did.
+    package var problem: String? {
+        if let error { return "\(error)" }
+        return result?.refusals?.description
+    }
 }
 
 /// Told about runs as they go (the D-Bus service's signals later).

@@ -193,12 +193,24 @@ package actor DetectionWorker {
             results = run.results
             cachedAnswer = nil
             state.lastDetection = clock.now()
-            state.lastError = nil
-            // One write for the run's files: a run of thousands of files once rewrote and synced
-            // the whole set per file, inside the worker, and the API timed out (issue 40). Not
-            // marked, they are matched again next time, which changes no result.
+            // A run that refused files has not checked their keys: it is not a clean answer, and
+            // LastDetectionError, StatusReason, DetectionFinished and the journal say so by name.
+            let refusals = result.refusals
+            state.lastError = refusals?.description
+            for file in refusals?.refused ?? [] {
+                logger.warning(
+                    "key file refused: its keys were not checked",
+                    metadata: ["file": "\(OutsideText.escaped(file.name))", "verdict": "\(file.verdict.name)", "reason": "\(file.verdict.reason ?? "")"])
+            }
+            // Only the files matched are processed. A refused file (a bad signature, an unknown
+            // key, an invalid archive, an incomplete batch) is tried again at every run, so that a
+            // trusted key fixed or added, or a batch completed, matches it; until then every run
+            // says it was refused. One write for the run's files: a run of thousands of files once
+            // rewrote and synced the whole set per file, inside the worker, and the API timed out
+            // (issue 40). Not marked, they are matched again next time, which changes no result.
+            let matched = Set(result.files.filter(\.verdict.isVerified).map(\.name)).subtracting(run.deferredFiles)
             do {
-                try downloader.markProcessed(files.filter { !run.deferredFiles.contains($0) })
+                try downloader.markProcessed(files.filter { matched.contains($0) })
             } catch {
                 throw await failed(.processedFiles(error))
             }
@@ -415,14 +427,19 @@ package actor DetectionWorker {
         if let error = outcome.error {
             logger.error("exposure detection failed", metadata: ["error": "\(error)"])
         } else if let result = outcome.result {
-            // The journal line: counts only, never a key or an identifier.
-            logger.notice(
-                "exposure detection finished",
-                metadata: [
-                    "keys": "\(result.statistics.keys)", "matchedKeys": "\(result.statistics.matchedKeys)",
-                    "newResults": "\(result.statistics.newResults)", "revisions": "\(result.statistics.revisions)",
-                    "windows": "\(result.windows.count)", "exposedDays": "\(result.exposureDays.count)",
-                ])
+            // The journal line: counts only, never a key or an identifier; a warning, naming the
+            // refused files, when not every file was checked.
+            var metadata: Logger.Metadata = [
+                "keys": "\(result.statistics.keys)", "matchedKeys": "\(result.statistics.matchedKeys)",
+                "newResults": "\(result.statistics.newResults)", "revisions": "\(result.statistics.revisions)",
+                "windows": "\(result.windows.count)", "exposedDays": "\(result.exposureDays.count)",
+            ]
+            if let refusals = result.refusals {
+                metadata["refused"] = "\(refusals)"
+                logger.warning("exposure detection finished, but not every key file was checked", metadata: metadata)
+            } else {
+                logger.notice("exposure detection finished", metadata: metadata)
+            }
         }
         await observer?.detectionFinished(outcome)
     }

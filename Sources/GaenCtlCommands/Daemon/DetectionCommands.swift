@@ -62,6 +62,21 @@ struct DetectCommand: AsyncParsableCommand {
         if let v1 = object["v1_summary"] as? [String: Any] {
             print("  v1: \(v1["matched_key_count"] ?? 0) keys, maximum risk score \(v1["maximum_risk_score"] ?? 0)")
         }
+        let refused = Self.refusedFiles(object)
+        guard refused.isEmpty else {
+            // Their keys were not checked: the run is not a clean answer, and the exit code says so.
+            print("\(refused.count) of \(files.count) key file\(files.count == 1 ? "" : "s") refused; their keys were not checked:")
+            for file in refused {
+                let reason = (file["reason"] as? String).map { ": \($0)" } ?? ""
+                print("  \(file["name"] as? String ?? "?"): \(file["verdict"] as? String ?? "?")\(reason)")
+            }
+            throw ExitCode(GaenCtlExitCode.operationFailed.rawValue)
+        }
+    }
+
+    /// The files of a run whose verdict is not `verified`: refused, their keys not checked.
+    static func refusedFiles(_ result: [String: Any]) -> [[String: Any]] {
+        (result["files"] as? [[String: Any]] ?? []).filter { $0["verdict"] as? String != "verified" }
     }
 
     /// The one line that answers the wearer, by the configuration's rule: the latest exposure day
@@ -69,7 +84,12 @@ struct DetectCommand: AsyncParsableCommand {
     /// ENX's classification when the configuration classifies; or none.
     static func answer(_ result: [String: Any]) -> String {
         let days = result["exposure_days"] as? [String] ?? []
-        guard let latest = days.last else { return "no exposure in the last 14 days" }
+        guard let latest = days.last else {
+            // Files refused: nothing was found in what was checked, which is not "no exposure".
+            let refused = refusedFiles(result).count
+            return refused == 0
+                ? "no exposure in the last 14 days" : "not fully checked: no exposure found, but \(refused) key file\(refused == 1 ? " was" : "s were") refused"
+        }
         let earlier = days.count > 1 ? " and \(days.count - 1) earlier day\(days.count == 2 ? "" : "s")" : ""
         var measure: String
         if let perDay = (result["per_day"] as? [[String: Any]])?.first(where: { $0["day"] as? String == latest }) {
