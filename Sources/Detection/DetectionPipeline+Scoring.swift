@@ -47,6 +47,6 @@ extension DetectionPipeline {
             windows, configuration: configuration, today: today, v1: ExposureJudge.V1Exposures(days: v1Days, lastExposure: v1Last))
         return DetectionResult(
             windows: windows, dailySummaries: scores.dailySummaries, v1Summary: v1Summary, v1Exposures: v1Exposures, perDay: scores.perDay,
-            verdict: scores.verdict, statistics: statistics, files: files)
+            verdict: scores.verdict, statistics: statistics, files: files, coronaWarnApp: scores.coronaWarnApp)
     }
 }

@@ -20,6 +20,8 @@ package struct DetectionResult: Sendable {
     /// Each file of this run with its verdict and valid keys; only verified files of complete batches
     /// were matched. The keys of a file that did not verify are not read: 0.
     package var files: [KeyFileOutcome]
+    /// Corona-Warn-App's result, when its rule is the configuration's.
+    package var coronaWarnApp: CoronaWarnAppRiskResult? = nil
 
     /// The files of this run that were not matched, and why; `nil` when every file was.
     package var refusals: KeyFileRefusals? { KeyFileRefusals(files) }

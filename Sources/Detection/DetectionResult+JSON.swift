@@ -67,7 +67,33 @@ extension DetectionResult {
                 ))
         }
         if !perDay.isEmpty { members.append(("per_day", Self.json(perDay))) }
+        if let coronaWarnApp { members.append(("corona_warn_app", Self.json(coronaWarnApp))) }
         return .object(members)
+    }
+
+    /// Corona-Warn-App's result as JSON: its aggregated fields, and each day with a risk level.
+    package static func json(_ risk: CoronaWarnAppRiskResult) -> JSONValue {
+        .object([
+            ("total_risk_level", .string(risk.totalRiskLevel.description)),
+            ("most_recent_date_with_low_risk", risk.mostRecentDateWithLowRisk.map { .string($0.description) } ?? .null),
+            ("most_recent_date_with_high_risk", risk.mostRecentDateWithHighRisk.map { .string($0.description) } ?? .null),
+            ("total_minimum_distinct_encounters_with_low_risk", .int(Int64(risk.totalMinimumDistinctEncountersWithLowRisk))),
+            ("total_minimum_distinct_encounters_with_high_risk", .int(Int64(risk.totalMinimumDistinctEncountersWithHighRisk))),
+            ("number_of_days_with_low_risk", .int(Int64(risk.numberOfDaysWithLowRisk))),
+            ("number_of_days_with_high_risk", .int(Int64(risk.numberOfDaysWithHighRisk))),
+            (
+                "days",
+                .array(
+                    risk.days.map {
+                        .object([
+                            ("day", .string($0.day.description)), ("risk_level", .string($0.riskLevel.description)),
+                            ("normalized_time", .number($0.normalizedTime)),
+                            ("minimum_distinct_encounters_with_low_risk", .int(Int64($0.minimumDistinctEncountersWithLowRisk))),
+                            ("minimum_distinct_encounters_with_high_risk", .int(Int64($0.minimumDistinctEncountersWithHighRisk))),
+                        ])
+                    })
+            ),
+        ])
     }
 
     /// The per-day check's days as JSON.

@@ -63,6 +63,7 @@ struct ScoreTool: ParsableCommand {
             ("daily_summaries", DetectionResult.json(scores.dailySummaries, verdict: scores.verdict)),
         ]
         if configuration.perDay != nil { members.append(("per_day", DetectionResult.json(scores.perDay))) }
+        if let risk = scores.coronaWarnApp { members.append(("corona_warn_app", DetectionResult.json(risk))) }
         return .object(members)
     }
 
@@ -85,8 +86,25 @@ struct ScoreTool: ParsableCommand {
         for day in scores.perDay {
             print("per day \(day.day): low \(day.lowMinutes) min, medium \(day.mediumMinutes) min → \(day.weightedMinutes)\(day.exposed ? ": EXPOSURE" : "")")
         }
+        if let risk = scores.coronaWarnApp { printText(risk) }
         if let (classification, day) = scores.verdict.classification { print("classification \(classification), latest on \(day)") }
         print(exposed.isEmpty ? "no exposure" : "exposure days: \(scores.verdict.dayList.map(\.description).joined(separator: ", "))")
+    }
+}
+
+extension ScoreTool {
+    /// Corona-Warn-App's verdict as its risk card would put it: the total risk, and per day.
+    static func printText(_ risk: CoronaWarnAppRiskResult) {
+        for day in risk.days {
+            print(
+                "risk \(day.day): normalized time \(Output.number(day.normalizedTime)), \(day.riskLevel) risk"
+                    + " (\(day.minimumDistinctEncountersWithHighRisk) high-risk, \(day.minimumDistinctEncountersWithLowRisk) low-risk encounters)"
+                    + (day.riskLevel == .high ? ": EXPOSURE" : ""))
+        }
+        let latest = risk.totalRiskLevel == .high ? risk.mostRecentDateWithHighRisk : risk.mostRecentDateWithLowRisk
+        print(
+            "Corona-Warn-App: \(risk.totalRiskLevel) risk, \(risk.numberOfDaysWithHighRisk) day(s) of high risk and \(risk.numberOfDaysWithLowRisk) of low risk"
+                + (latest.map { ", the latest on \($0)" } ?? ""))
     }
 }
 

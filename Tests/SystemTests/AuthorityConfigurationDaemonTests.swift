@@ -155,4 +155,76 @@ struct AuthorityConfigurationDaemonTests {
         let badConfig = try ToolRunner.run("gaenctl", ["tools", "score", "--config", config, windows])
         #expect(badConfig.status == 2 && badConfig.standardError.contains("higherThreshold: 60 is not above lowerThreshold 70"), "\(badConfig.standardError)")
     }
+
+    /// Corona-Warn-App's Android configuration, as served: its rule (the published test cases'
+    /// parameters, cwa-server's 14 days) with a data mapping that makes the planted key's day 0
+    /// standard. The planted 20 minutes at 55 dB: 20 × 0.8 weighted minutes × 1.4 (a confirmed
+    /// test, standard: level 7) = 22.4 ≥ 9, a day of high risk.
+    static func coronaWarnAppAndroid(at path: String) throws {
+        let cases = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("DetectionTests/Fixtures/windows/cwa-exposure-windows-risk-calculation.json")
+        let fixture = try JSONSerialization.jsonObject(with: Data(contentsOf: cases)) as? [String: Any] ?? [:]
+        var rules = fixture["defaultRiskCalculationConfiguration"] as? [String: Any] ?? [:]
+        rules["maxEncounterAgeInDays"] = 14
+        let root: [String: Any] = [
+            "minVersionCode": 1, "riskCalculationParameters": rules,
+            "diagnosisKeysDataMapping": ["daysSinceOnsetToInfectiousness": ["0": 1, "1": 1, "2": 2], "reportTypeWhenMissing": 1],
+            "dailySummariesConfig": ["attenuationBucketThresholdDb": [30, 50, 70], "attenuationBucketWeights": [1, 1, 1, 1]],
+        ]
+        try JSONSerialization.data(withJSONObject: root).write(to: URL(fileURLWithPath: path))
+    }
+
+    /// Issue 46: the daemon judges by Corona-Warn-App's own rule, and `gaenctl tools score` gives
+    /// the same verdict offline; a configuration carrying CWA 1.x's rule is refused by name.
+    @Test func corinaWarnAppsRuleDecides() async throws {
+        let directory = try TemporaryDirectory()
+        let data = DataDirectory(path: directory.path + "/data")
+        let day = UTCDay(containing: SystemWallClock().now()).advanced(by: -2)
+        let pem = directory.path + "/export.pem"
+        let planted = try await PlantedExposure(
+            data: data, pemPath: pem, tek: Bytes16(words: (0x2122_2324_2526_2728, 0x292A_2B2C_2D2E_2F30)), day: day, region: "DE")
+        let configuration = directory.path + "/cwa.json"
+        try Self.coronaWarnAppAndroid(at: configuration)
+        let harness = try ManagerHarness(
+            directory: directory,
+            [
+                "--radio", "none", "--index-url", planted.server.baseURL + "/index.txt", "--export-key", "310:v1:\(pem)", "--enable", "true",
+                "--exposure-configuration", configuration,
+            ])
+        let detected = try harness.ctl(["detect"])
+        #expect(detected.status == 0, "\(detected.standardError)")
+        #expect(detected.standardOutput.contains("exposure on \(day) (Corona-Warn-App: high risk, normalized time 22.4)"), "\(detected.standardOutput)")
+        let result = try harness.ctl(["exposures", "--json"])
+        #expect(result.status == 0)
+        let run = try harness.ctl(["detect", "--json"])
+        try SchemaCheck.expect(run.standardOutput, matches: "detection")
+        #expect(harness.stop() == .success)
+
+        // The same windows offline: gaend's own JSON of them, scored by the same configuration.
+        let windows = directory.path + "/windows.json"
+        try Data(result.standardOutput.utf8).write(to: URL(fileURLWithPath: windows))
+        let today = UTCDay(containing: SystemWallClock().now()).description
+        let scored = try ToolRunner.run("gaenctl", ["tools", "score", "--config", configuration, windows, "--today", today, "--json"])
+        #expect(scored.status == 0, "\(scored.standardError)")
+        try SchemaCheck.expect(scored.standardOutput, matches: "score")
+        let object = try JSONSerialization.jsonObject(with: Data(scored.standardOutput.utf8)) as? [String: Any] ?? [:]
+        #expect(object["configuration_format"] as? String == "corona-warn-app")
+        #expect(object["exposure_days"] as? [String] == [day.description])
+        let risk = object["corona_warn_app"] as? [String: Any] ?? [:]
+        #expect(risk["total_risk_level"] as? String == "high" && risk["most_recent_date_with_high_risk"] as? String == day.description, "\(risk)")
+        let text = try ToolRunner.run("gaenctl", ["tools", "score", "--config", configuration, windows, "--today", today])
+        #expect(
+            text.standardOutput.contains("risk \(day): normalized time 22.4, high risk (1 high-risk, 0 low-risk encounters): EXPOSURE"),
+            "\(text.standardOutput)")
+        #expect(
+            text.standardOutput.contains("Corona-Warn-App: high risk, 1 day(s) of high risk and 0 of low risk, the latest on \(day)"), "\(text.standardOutput)")
+
+        // CWA 1.x's rule is refused by name, at start as in the tool.
+        let old = directory.path + "/cwa-1.json"
+        try Data(#"{"minRiskScore": 11, "riskScoreClasses": {"riskClasses": []}, "exposureConfig": {}}"#.utf8).write(to: URL(fileURLWithPath: old))
+        let refused = try ToolRunner.run("gaenctl", ["tools", "score", "--config", old, windows])
+        #expect(
+            refused.status == 2 && refused.standardError.contains("minRiskScore: Corona-Warn-App 1.x's minimum risk score, which gaend does not implement"),
+            "\(refused.standardError)")
+    }
 }

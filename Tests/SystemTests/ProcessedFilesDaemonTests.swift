@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 import ENCore
+import ENCrypto
 import Foundation
 import GaendTestSupport
 import Glibc
@@ -45,5 +46,38 @@ struct ProcessedFilesDaemonTests {
         #expect(gone.status == 3, "\(gone.standardError)")
         #expect(gone.standardError.contains("not running"), "\(gone.standardError)")
         #expect(try harness.ctl(["status", "--timeout", "0"]).status == 2)
+    }
+
+    /// Issue 46 on the release binaries: a key file signed by a key gaend does not trust is refused
+    /// by name in `gaenctl detect` (exit 1, never "no exposure"), LastDetectionError, StatusReason
+    /// and the journal; it is not marked processed, so once the right key is configured the next
+    /// run matches it and the exposure is found.
+    @Test func aRefusedFileIsToldAndMatchedOnceTheKeyIsRight() async throws {
+        let directory = try TemporaryDirectory()
+        let (day, arguments, planted) = try await ExposureHookDaemonTests.planted(directory, daysAgo: 2, seed: 0x6162_6364_6566_6768)
+        defer { withExtendedLifetime(planted) {} }
+        // Another key under the same id and version: the authority rotated it, or a typo.
+        let wrong = directory.path + "/wrong.pem"
+        try ECDSAPrivateKey().publicKeyPEM.write(toFile: wrong, atomically: true, encoding: .utf8)
+        let wrongArguments = arguments.map { $0.hasPrefix("310:v1:") ? "310:v1:\(wrong)" : $0 }
+        var harness = try ManagerHarness(directory: directory, wrongArguments)
+        let refused = try harness.ctl(["detect"])
+        #expect(refused.status == 1, "\(refused.standardOutput)")
+        #expect(refused.standardOutput.hasPrefix("not fully checked: no exposure found, but 1 key file was refused"), "\(refused.standardOutput)")
+        #expect(refused.standardOutput.contains("1 of 1 key file refused; their keys were not checked:\n"), "\(refused.standardOutput)")
+        #expect(refused.standardOutput.contains("/1.zip: bad-signature"), "\(refused.standardOutput)")
+        let error = try harness.ctl(["get", "LastDetectionError"]).standardOutput
+        #expect(error.hasPrefix("1 of 1 key file refused: bad-signature ("), "\(error)")
+        let reason = try harness.ctl(["get", "StatusReason"]).standardOutput
+        #expect(reason.contains("the last detection: 1 of 1 key file refused: bad-signature"), "\(reason)")
+        try await eventually("the journal's warning") { harness.stderr.contains("key file refused: its keys were not checked") }
+        #expect(harness.stop() == .success)
+
+        harness = try ManagerHarness(directory: directory, arguments)
+        let matched = try harness.ctl(["detect"])
+        #expect(matched.status == 0, "\(matched.standardOutput)")
+        #expect(matched.standardOutput.contains("exposure on \(day)"), "\(matched.standardOutput)")
+        #expect(!(try harness.ctl(["get", "LastDetectionError"]).standardOutput.contains("refused")))
+        #expect(harness.stop() == .success)
     }
 }

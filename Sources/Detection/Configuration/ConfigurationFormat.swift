@@ -19,6 +19,9 @@ package enum ConfigurationFormat: String, Hashable, Sendable, CaseIterable {
     /// Google's v1 `ExposureConfiguration` names, as the Netherlands served them
     /// (`RiskCalcDefaults.json`).
     case googleV1 = "google-v1"
+    /// Corona-Warn-App's application configuration, Android's or iOS's, judged by its own rule
+    /// (`riskCalculationParameters`).
+    case coronaWarnApp = "corona-warn-app"
 
     package var name: String {
         switch self {
@@ -27,6 +30,7 @@ package enum ConfigurationFormat: String, Hashable, Sendable, CaseIterable {
         case .enx: "Exposure Notifications Express"
         case .swissCovid: "SwissCovid GAENSDKConfig"
         case .googleV1: "Google v1 ExposureConfiguration"
+        case .coronaWarnApp: "Corona-Warn-App riskCalculationParameters"
         }
     }
 
@@ -35,6 +39,8 @@ package enum ConfigurationFormat: String, Hashable, Sendable, CaseIterable {
     static func recognise(_ object: [String: Any]) -> ConfigurationFormat {
         if object["config"] is [String: Any] { return .enx }
         let keys = Set(object.keys)
+        // Before Google's messages, which CWA's Android configuration also carries: its rule is its own.
+        if !keys.isDisjoint(with: CoronaWarnAppShape.distinctiveKeys) { return .coronaWarnApp }
         if !keys.isDisjoint(with: SwissCovidShape.distinctiveKeys) { return .swissCovid }
         if !keys.isDisjoint(with: GoogleDailySummariesShape.distinctiveKeys) { return .googleDailySummaries }
         if !keys.isDisjoint(with: GoogleV1Shape.distinctiveKeys) { return .googleV1 }
@@ -79,12 +85,47 @@ extension ExposureConfiguration {
         if let duplicate = JSONDuplicateKeys.first(in: [UInt8](data)) {
             throw ConfigurationError(key: duplicate.key, problem: "appears twice in \(duplicate.path): which one the authority meant cannot be known")
         }
-        switch ConfigurationFormat.recognise(object) {
+        let format = ConfigurationFormat.recognise(object)
+        if let section = RuleSections.unread(in: object, format: format) {
+            throw ConfigurationError(
+                key: section.key, problem: "\(section.what), which gaend does not implement: refused rather than judged by another section")
+        }
+        switch format {
         case .apple: try self.init(apple: object)
         case .googleDailySummaries: try self.init(googleDailySummaries: object)
         case .enx: try self.init(enx: object)
         case .swissCovid: try self.init(swissCovid: object)
         case .googleV1: try self.init(googleV1: object)
+        case .coronaWarnApp: try self.init(coronaWarnApp: object)
         }
+    }
+}
+
+/// The sections of served configurations that hold an authority's rule. A configuration carrying
+/// one that its shape's reader does not read is refused by name (issue 46: CWA's rule was passed
+/// over and its framework section judged instead), whatever else beside it gaend could read.
+enum RuleSections {
+    /// Rule sections gaend knows and does not implement.
+    static let unimplemented: [String: String] = [
+        "riskScoreClasses": "Corona-Warn-App 1.x's risk score classes",
+        "attenuationDuration": "Corona-Warn-App 1.x's attenuation-duration weights and normalization",
+        "minRiskScore": "Corona-Warn-App 1.x's minimum risk score",
+    ]
+    /// Words that name a rule in a section's key, beyond the scoring words every reader refuses.
+    static let ruleWords = ["risk", "normalizedtime", "trl"]
+    /// The rule sections each shape reads at the top level of what was served.
+    static let read: [ConfigurationFormat: Set<String>] = [.coronaWarnApp: [CoronaWarnAppShape.rulesKey]]
+
+    /// The first top-level key, in sorted order, that is a rule section `format`'s reader does not
+    /// read, with what it is. The shapes read flat (Apple's, Google's v1 and DailySummariesConfig
+    /// names) name their unknown keys themselves.
+    static func unread(in object: [String: Any], format: ConfigurationFormat) -> (key: String, what: String)? {
+        let readHere = read[format] ?? []
+        for key in object.keys.sorted() where !readHere.contains(key) {
+            if let what = unimplemented[key] { return (key, what) }
+            guard format == .coronaWarnApp || format == .enx || format == .swissCovid else { continue }
+            if ruleWords.contains(where: { key.lowercased().contains($0) }) { return (key, "a rule section of an unknown shape") }
+        }
+        return nil
     }
 }

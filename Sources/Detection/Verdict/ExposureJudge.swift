@@ -10,6 +10,8 @@ package struct WindowScores: Sendable {
     package var dailySummaries: [DailySummary]
     package var perDay: [PerDayResult]
     package var verdict: ExposureVerdict
+    /// Corona-Warn-App's result, when its rule is the configuration's.
+    package var coronaWarnApp: CoronaWarnAppRiskResult? = nil
 }
 
 /// Applies a configuration's rule to windows (docs/detection.md, "The verdict"). A score of 0 is
@@ -42,6 +44,10 @@ package enum ExposureJudge {
         case .v1RiskScore:
             let verdict = ExposureVerdict(days: (v1?.days ?? []).sorted().map { ExposureDay(day: $0) }, lastExposure: v1?.lastExposure)
             return WindowScores(dailySummaries: summaries, perDay: perDay, verdict: verdict)
+        case .coronaWarnApp(let parameters):
+            let risk = CoronaWarnAppRisk.evaluate(windows, parameters: parameters, today: today)
+            let verdict = ExposureVerdict(days: risk.highRiskDays.map { ExposureDay(day: $0) }, lastExposure: risk.lastHighRiskExposure)
+            return WindowScores(dailySummaries: summaries, perDay: perDay, verdict: verdict, coronaWarnApp: risk)
         case .scoreAboveZero, .minimumDailyScore, .classifications:
             days = exposureDays(summaries, rule: configuration.rule)
         }
@@ -75,7 +81,7 @@ package enum ExposureJudge {
                 else { return nil }
                 return ExposureDay(day: summary.day, classification: Classification(index: best.index, name: best.name))
             }
-        case .perDayDuration, .v1RiskScore:
+        case .perDayDuration, .v1RiskScore, .coronaWarnApp:
             return []
         }
     }

@@ -17,6 +17,8 @@ package enum ExposureRule: Hashable, Sendable {
     /// A v1-only configuration: the days of exposures whose risk score is above 0 after
     /// `minimumRiskScore` (the v1 frameworks' `ENExposureInfo.totalRiskScore`).
     case v1RiskScore
+    /// Corona-Warn-App's `riskCalculationParameters`: the days of high risk (`CoronaWarnAppRisk`).
+    case coronaWarnApp(CoronaWarnAppRiskParameters)
 }
 
 /// One ENX classification: an index (1 is the most severe), the authority's name for it, and its

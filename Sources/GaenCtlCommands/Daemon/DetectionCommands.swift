@@ -92,7 +92,10 @@ struct DetectCommand: AsyncParsableCommand {
         }
         let earlier = days.count > 1 ? " and \(days.count - 1) earlier day\(days.count == 2 ? "" : "s")" : ""
         var measure: String
-        if let perDay = (result["per_day"] as? [[String: Any]])?.first(where: { $0["day"] as? String == latest }) {
+        let riskDays = (result["corona_warn_app"] as? [String: Any])?["days"] as? [[String: Any]]
+        if let risk = riskDays?.first(where: { $0["day"] as? String == latest }) {
+            measure = "Corona-Warn-App: \(risk["risk_level"] ?? "?") risk, normalized time \(Output.number(risk["normalized_time"]))"
+        } else if let perDay = (result["per_day"] as? [[String: Any]])?.first(where: { $0["day"] as? String == latest }) {
             measure = "\(Output.number(perDay["weighted_minutes"])) weighted minutes"
         } else if let summary = (result["daily_summaries"] as? [[String: Any]])?.first(where: { $0["day"] as? String == latest }) {
             measure = "score \(Output.number(summary["score_sum"]))"
