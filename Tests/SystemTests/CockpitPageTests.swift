@@ -86,6 +86,18 @@ struct CockpitPageTests {
         #expect(bars == busyHours && busyHours > 100, "bars \(String(describing: bars)), hours with sightings \(busyHours)")
         try await browser.screenshot(to: Self.screenshots + "/laptop-1-no-exposure.png")
 
+        // Issue 46: the key server lists a file that is not an archive. Nothing found in what was
+        // checked is not "no exposure": the page says the check was not whole, and why.
+        try await planted.server.set(["/index.txt": .text("2.zip\n"), "/2.zip": .text("not a zip archive")])
+        try await browser.click("#check-now")
+        try await browser.waitForText("#answer") { $0 == "Not fully checked" }
+        try await browser.waitForText("#progress-text") { $0.hasPrefix("Done: no exposure found in the files checked; 1 key file was refused") }
+        #expect(try await browser.text("#last-outcome")?.hasPrefix("Failed: 1 of 1 key file refused: invalid (") == true)
+        #expect(try await browser.text("#answer-detail")?.contains("the last check failed: 1 of 1 key file refused: invalid (") == true)
+        try await browser.screenshot(to: Self.screenshots + "/laptop-1b-refused.png")
+        try await planted.server.set(["/index.txt": .text("1.zip\n")])
+        try await eventually("Check now enabled again") { try await browser.run("return document.getElementById('check-now').disabled") as? Bool == false }
+
         // Check now: progress, then the exposure arrives through PropertiesChanged.
         try await browser.click("#check-now")
         let answer = try await browser.waitForText("#answer") { $0.hasPrefix("Exposure on ") }
