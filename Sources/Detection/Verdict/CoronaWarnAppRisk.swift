@@ -6,7 +6,7 @@ import KeyFiles
 /// Corona-Warn-App's own rule over exposure windows: its `riskCalculationParameters`
 /// (cwa-app-android `risk_calculation_parameters.proto`), decided as the apps decide it
 /// (docs/detection.md, "Corona-Warn-App"): cwa-app-android `risk/DefaultRiskLevels.kt` and
-/// `risk/ExposureWindowsFilter.kt`, cwa-app-ios `Services/Risk/Calculation/RiskCalculation.swift`
+/// `risk/ExposureWindowsFilter.kt`, cwa-app-ios `RiskCalculation.swift` (`Services/Risk/Calculation`)
 /// and `RiskCalculationExposureWindow.swift`. The two apps differ in three places, and the
 /// configuration's shape says which app's code is followed (`Platform`).
 package struct CoronaWarnAppRiskParameters: Hashable, Sendable {
