@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
+import ENCore
 import KeyFiles
 
 /// The key files of a run that were not matched, and why (issue 46). Their keys were never
@@ -31,24 +32,5 @@ package struct KeyFileRefusals: Sendable, Equatable, CustomStringConvertible {
         let more = refused.count > Self.namedInSummary ? " and \(refused.count - Self.namedInSummary) more" : ""
         let files = total == 1 ? "key file" : "key files"
         return "\(refused.count) of \(total) \(files) refused: \(named.joined(separator: ", "))\(more); their keys were not checked"
-    }
-}
-
-/// Text that came from outside (a key server's index, an error code), made safe to quote in an
-/// error, a log line or a terminal: C0 controls, DEL and C1 controls are written as `\u{…}`, so
-/// that no escape sequence can reach the owner's terminal (issue 53).
-package enum OutsideText {
-    package static func escaped(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for scalar in text.unicodeScalars {
-            let value = scalar.value
-            if value < 0x20 || value == 0x7F || (0x80...0x9F).contains(value) {
-                out += "\\u{\(String(value, radix: 16))}"
-            } else {
-                out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
     }
 }

@@ -88,13 +88,14 @@ package struct GaenCtl: AsyncParsableCommand {
         Glibc.exit(await run(arguments: Array(CommandLine.arguments.dropFirst())))
     }
 
+    /// Escaped as everything gaenctl prints (`print` in TerminalOutput.swift).
     static func writeError(_ message: String) {
-        FileHandle.standardError.write(Data((message + "\n").utf8))
+        FileHandle.standardError.write(Data((OutsideText.terminalSafe(message) + "\n").utf8))
     }
 
     /// Writes a line to standard output at once, unbuffered: for progress a pipe reader waits on.
     static func writeLineNow(_ line: String) {
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        FileHandle.standardOutput.write(Data((OutsideText.terminalSafe(line) + "\n").utf8))
     }
 }
 

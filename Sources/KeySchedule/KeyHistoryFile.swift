@@ -95,7 +95,7 @@ package enum KeyHistoryFile {
         return Contents(keys: keys, damagedRecords: damaged)
     }
 
-    static func encode(_ keys: [HistoryKey]) -> [UInt8] {
+    package static func encode(_ keys: [HistoryKey]) -> [UInt8] {
         precondition(keys.count <= maximumRecords, "key history of \(keys.count) records")
         var bytes = magic
         bytes.appendLE16(version)

@@ -109,12 +109,25 @@ package actor KeySchedule {
     /// released key is never broadcast again. If the current key has no whole interval behind it yet
     /// (the first 10 minutes of the UTC day), it is neither released nor replaced.
     ///
+    /// The current key is cut **at most once a UTC day** (issue 53): a second release the same day
+    /// (a share retried after the key server failed, `gaenctl keys`, a pre-authorized release)
+    /// releases the same keys as the first, the day's cut key among them, and leaves the key that
+    /// replaced it on the air; it is released whole by a release after its day. Cut at every release,
+    /// three failed shares made four keys of one start, which the key server refuses (it allows 3,
+    /// the reference's MAX_SAME_START_INTERVAL_KEYS), so that whoever could make a server fail three
+    /// times kept a person who had just tested positive from sharing for 14 days; and two cuts in
+    /// one interval released a key without the interval it was broadcast in. A history of an
+    /// earlier version with more than 3 keys of one start releases 3 of them (`atMostThreePerStart`).
+    ///
     /// - Returns: the released keys, oldest first.
     package func releaseDiagnosisKeys() throws(KeyHistoryError) -> [TemporaryExposureKey] {
         let interval = try currentInterval()
         _ = pruneExpired(today: interval.utcDay)
         var released = keys.filter { $0.key.end <= interval }.map(\.key)
-        if let index = keys.lastIndex(where: { $0.key.isValid(during: interval) }) {
+        let cutToday = keys.contains { $0.shortenedByRelease && $0.key.rollingStartIntervalNumber.utcDay == interval.utcDay }
+        if cutToday {
+            logger.info("keys already released today: the current key stays on the air and is released after its day")
+        } else if let index = keys.lastIndex(where: { $0.key.isValid(during: interval) }) {
             let elapsed = UInt32(keys[index].key.rollingStartIntervalNumber.distance(to: interval))
             if elapsed >= 1 {
                 keys[index].key.rollingPeriod = elapsed
@@ -127,7 +140,19 @@ package actor KeySchedule {
             }
         }
         try persist()
-        return released.sorted { $0.rollingStartIntervalNumber < $1.rollingStartIntervalNumber }
+        return Self.atMostThreePerStart(released).sorted { $0.rollingStartIntervalNumber < $1.rollingStartIntervalNumber }
+    }
+
+    /// At most 3 keys of one rolling start, as key servers accept: those covering the most
+    /// intervals, the earliest made first among equals. Only a history written before the
+    /// once-a-day cut can hold more.
+    static func atMostThreePerStart(_ keys: [TemporaryExposureKey]) -> [TemporaryExposureKey] {
+        var byStart = [UInt32: [(offset: Int, key: TemporaryExposureKey)]]()
+        for (offset, key) in keys.enumerated() { byStart[key.rollingStartIntervalNumber.rawValue, default: []].append((offset, key)) }
+        let kept = byStart.values.flatMap { group in
+            group.sorted { ($0.key.rollingPeriod, -$0.offset) > ($1.key.rollingPeriod, -$1.offset) }.prefix(3)
+        }
+        return kept.sorted { $0.offset < $1.offset }.map(\.key)
     }
 
     /// Every retained key including the current one, whole and unchanged: what Apple's

@@ -329,7 +329,7 @@ final class RecordingObserver: DetectionObserver {
     @Test func refusedNamesAreEscaped() throws {
         let outcome = KeyFileOutcome(name: "US/\u{1B}[2J\u{9B}x.zip", verdict: .invalid("not a zip archive"), keys: 0)
         let text = "\(try #require(KeyFileRefusals([outcome])))"
-        #expect(text == "1 of 1 key file refused: invalid (US/\\u{1b}[2J\\u{9b}x.zip); their keys were not checked")
+        #expect(text == "1 of 1 key file refused: invalid (US/\\u001b[2J\\u009bx.zip); their keys were not checked")
         #expect(!text.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) })
     }
 }

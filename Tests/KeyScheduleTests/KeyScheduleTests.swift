@@ -131,10 +131,23 @@ import Testing
         #expect(history[1].shortenedByRelease)
         #expect(!history[2].shortenedByRelease)
 
-        // A later release includes the shortened key as it is, and cuts the replacement short.
+        // Issue 53: a later release the same day (a retry after a failed share) releases the same
+        // keys: the replacement is not cut, and stays on the air; three more make no more keys.
         clock.advance(seconds: 30 * 60)
-        let again = try await keys.releaseDiagnosisKeys()
-        #expect(again.map(\.rollingPeriod) == [144, 78, 81])
+        for _ in 0..<3 {
+            let again = try await keys.releaseDiagnosisKeys()
+            #expect(again == released)
+        }
+        #expect(try await keys.currentKey() == replacement)
+        #expect(await keys.history().count == 3)
+        // The next day, the replacement is released whole beside the day's cut key, and today's
+        // key is cut: two keys of yesterday's start, never more.
+        clock.advance(seconds: 12 * 3600)  // 01:35, interval 9 of the next day
+        _ = try await keys.currentKey()
+        let nextDay = try await keys.releaseDiagnosisKeys()
+        #expect(nextDay.map(\.rollingPeriod) == [144, 78, 144, 9])
+        #expect(nextDay[2] == replacement)
+        #expect(Dictionary(grouping: nextDay, by: \.rollingStartIntervalNumber).values.allSatisfy { $0.count <= 2 })
 
         // Through all of it, no key reached the log, at any level.
         let text = logText()
@@ -253,5 +266,21 @@ import Testing
         let working = try schedule()
         let error = await #expect(throws: KeyHistoryError.self) { try await working.currentKey() }
         #expect("\(String(describing: error))".contains("wall clock"))
+    }
+
+    /// A history an earlier version wrote, with five keys of one start (cut at every release):
+    /// 3 of them are released, those covering the most intervals, so the key server takes them.
+    @Test func aHistoryWithMoreThanThreeKeysOfOneStartReleasesThree() async throws {
+        let start = day
+        var history = [HistoryKey]()
+        for (index, period) in [UInt32(10), 20, 30, 40].enumerated() {
+            let key = try TemporaryExposureKey(keyData: Bytes16(words: (UInt64(index + 1), 0)), rollingStartIntervalNumber: start, rollingPeriod: period)
+            history.append(HistoryKey(key: key, created: .vectorDay, shortenedByRelease: true))
+        }
+        _ = try schedule()  // makes the data directory
+        try AtomicFile.write(KeyHistoryFile.encode(history), to: data.path(of: KeyHistoryFile.name))
+        let keys = try schedule()
+        let released = try await keys.releaseDiagnosisKeys()
+        #expect(released.map(\.rollingPeriod) == [20, 30, 40])
     }
 }

@@ -88,10 +88,13 @@ import Testing
         var exportSettings = ExportWorker.Settings(
             directory: directory.path + "/www", root: "exposureKeyExport-CH", region: "CH", keyID: "310", keyVersion: "v1")
         exportSettings.minimumRecords = 0
-        _ = try await ExportWorker(store: store, signingKey: exportKey, settings: exportSettings).run(now: now)
+        // Nothing is out before the 2-hour embargo after publication (issue 53).
+        #expect(try await ExportWorker(store: store, signingKey: exportKey, settings: exportSettings).run(now: now) == nil)
+        let exported = now.adding(seconds: 7200)
+        _ = try await ExportWorker(store: store, signingKey: exportKey, settings: exportSettings).run(now: exported)
         let downloader = KeyFileDownloader(
             indexURL: "http://server/exports/exposureKeyExport-CH/index.txt", baseURL: "http://server/exports", transport: transport,
-            store: ProcessedFilesStore(dataDirectory: .init(path: directory.path + "/device")), clock: ManualClock(now))
+            store: ProcessedFilesStore(dataDirectory: .init(path: directory.path + "/device")), clock: ManualClock(exported))
         let pending = try await downloader.pendingFiles()
         #expect(pending.count == 1)
         let file = try KeyFile(

@@ -37,8 +37,13 @@ import Testing
         let published = try await store.publish(
             outcome.accepted, reportType: 2, healthAuthority: "ch.example", traveler: false, revisionToken: nil, now: Self.now)
 
-        let first = try #require(try await worker.run(now: Self.now))
-        #expect(first == "exposureKeyExport-CH/\(Self.now.seconds - 86_400)-\(Self.now.seconds)-00001.zip")
+        // Issue 53: nothing is out before two hours have passed since the publication, even the
+        // key that ended yesterday (under an injected clock: the run's time).
+        #expect(try await worker.run(now: Self.now) == nil)
+        #expect(try await worker.run(now: Self.now.adding(seconds: 7199)) == nil)
+        let firstTime = Self.now.adding(seconds: 7200)
+        let first = try #require(try await worker.run(now: firstTime))
+        #expect(first == "exposureKeyExport-CH/\(firstTime.seconds - 86_400)-\(firstTime.seconds)-00001.zip")
         let firstFile = try read(first)
         #expect(firstFile.verdict.isVerified)
         #expect(firstFile.export.region == "CH")
@@ -47,7 +52,7 @@ import Testing
         #expect(!firstFile.export.keys.contains { $0.key.keyData.bytes == Array(repeating: 2, count: 16) })
         #expect(try index() == first)
         // Nothing new: no file.
-        #expect(try await worker.run(now: Self.now.adding(seconds: 600)) == nil)
+        #expect(try await worker.run(now: firstTime.adding(seconds: 600)) == nil)
 
         // The likely key confirmed: a revised key in the next file, with the embargoed one once its time came.
         let revision = try PublishValidator().validate(
@@ -60,7 +65,7 @@ import Testing
         #expect(secondFile.export.keys.contains { $0.key.keyData.bytes == Array(repeating: 2, count: 16) })
         #expect(secondFile.export.revisedKeys.map(\.key.keyData.bytes) == [Array(repeating: 1, count: 16)])
         #expect(secondFile.export.revisedKeys.first?.reportType == .confirmedTest)
-        #expect(secondFile.export.startTimestamp == UInt64(Self.now.seconds))
+        #expect(secondFile.export.startTimestamp == UInt64(firstTime.seconds))
         #expect(try index() == first + "\n" + second)
 
         // Fifteen days on, both files are past the retention: gone from the index and the disk.

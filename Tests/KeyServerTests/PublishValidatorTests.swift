@@ -24,14 +24,20 @@ import Testing
         return "{" + fields.joined(separator: ", ") + "}"
     }
 
-    @Test func pastKeysAreExportableAtOnceAndTodaysWaitForTheDayToEnd() throws {
+    /// Issue 53: a key that ended before its publication waits the delay after the publication
+    /// (it was exported at once, and its last RPIs could be replayed for two hours); a key still
+    /// valid waits for its day to end, plus the delay.
+    @Test func pastKeysWaitTwoHoursAfterPublicationAndTodaysWaitForTheDayToEnd() throws {
         let request = try Self.request([Self.key(1, start: Self.today - 144, risk: 4), Self.key(2, start: Self.today)])
         let outcome = try PublishValidator().validate(request, now: Self.now)
         #expect(outcome.accepted.count == 2)
         #expect(!outcome.partialFailure)
         #expect(outcome.accepted[0].key.rollingPeriod == 144)
         #expect(outcome.accepted[0].transmissionRisk == 4)
-        #expect(outcome.accepted[0].exportAfter == Self.now)
+        #expect(outcome.accepted[0].exportAfter == Self.now.adding(seconds: 7200))
+        // gaend's own share: today's key cut to now, ended a minute ago.
+        let cut = try PublishValidator().validate(try Self.request([Self.key(3, start: Self.today, period: 71)]), now: Self.now)
+        #expect(cut.accepted.map(\.exportAfter) == [Self.now.adding(seconds: 7200)])
         // Still valid: held until tomorrow 02:00 UTC.
         #expect(outcome.accepted[1].exportAfter == UnixTime(seconds: 1_795_305_600 + 7200))
     }
@@ -219,7 +225,7 @@ extension PublishValidatorTests {
         let noon = Self.today + 72
         let outcome = try PublishValidator().validate(try Self.request([Self.key(1, start: noon), Self.key(2, start: Self.today - 144)]), now: Self.now)
         #expect(outcome.accepted[0].exportAfter == UnixTime(seconds: (noon + 144) * 600 + 7200))
-        #expect(outcome.accepted[1].exportAfter == Self.now)
+        #expect(outcome.accepted[1].exportAfter == Self.now.adding(seconds: 7200))
     }
 
     /// The reference's body limit is 64,000 bytes (internal/jsonutil/unmarshal.go), not 64 KiB.

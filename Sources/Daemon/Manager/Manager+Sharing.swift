@@ -64,10 +64,13 @@ extension Manager {
 
     /// What went wrong, as the person sharing needs to hear it: a server that could not be
     /// reached is not one that refused (they would try another code).
+    /// The server's code comes with its own words (`error`), which say why (issue 53: a key server
+    /// refusing four keys of one start said only `bad_request`); both escaped, as a server's bytes.
     package static func explain(_ error: ClientError, server: String, refused what: String) -> String {
         switch error {
         case .http(let cause) where cause.isUnreachable: "\(server) is unreachable: \(cause)"
-        case .server(_, _, let code?, _): "\(server) refused \(what): \(code)"
+        case .server(_, _, let code?, let message):
+            "\(server) refused \(what): \(OutsideText.escaped(code))" + (message.map { " (\(OutsideText.escaped($0)))" } ?? "")
         default: "\(server) refused \(what): \(error)"
         }
     }

@@ -59,8 +59,8 @@ package enum ManagerError: Error, Equatable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// The error as D-Bus sends it.
+    /// The error as D-Bus sends it; escaped, as a message may quote a server's bytes (issue 53).
     package var dbusError: DBusError {
-        DBusError(DBusError.Name(rawValue: errorName.qualified), description)
+        DBusError(DBusError.Name(rawValue: errorName.qualified), OutsideText.escaped(description))
     }
 }

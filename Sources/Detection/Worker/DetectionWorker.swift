@@ -282,7 +282,8 @@ package actor DetectionWorker {
     /// Records a run that failed: LastDetectionError (kept in memory when even that cannot be
     /// written), the journal, DetectionFinished. The error, to throw.
     private func failed(_ error: DetectionWorkerError) async -> DetectionWorkerError {
-        state.lastError = "\(error)"
+        // Escaped: a cause may quote a server's bytes (issue 53).
+        state.lastError = OutsideText.escaped("\(error)")
         try? state.save(to: dataDirectory)
         await finish(DetectionOutcome(finished: clock.now(), result: nil, error: error))
         return error

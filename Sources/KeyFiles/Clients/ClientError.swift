@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
+import ENCore
+
 /// Why a key-server or verification-server call failed, with the server's own error code by name
 /// when it gave one.
 package enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -11,15 +13,18 @@ package enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The request could not be formed or kept (bad configuration, a store that cannot be written).
     case local(String)
 
+    /// Escaped: the URL, the server's code and message and what it answered are a server's bytes
+    /// (issue 53), and this text reaches LastDetectionError, the journal and the owner's terminal.
     package var description: String {
-        switch self {
-        case .http(let error): return "\(error)"
-        case .server(let url, let status, let code, let message):
-            let detail = [code, message].compactMap { $0 }.joined(separator: ": ")
-            return "\(url): HTTP \(status)\(detail.isEmpty ? "" : " (\(detail))")"
-        case .unexpectedResponse(let url, let reason): return "\(url): unexpected response: \(reason)"
-        case .local(let reason): return reason
-        }
+        let text =
+            switch self {
+            case .http(let error): "\(error)"
+            case .server(let url, let status, let code, let message):
+                "\(url): HTTP \(status)" + ([code, message].compactMap { $0 }.joined(separator: ": ").nonEmpty.map { " (\($0))" } ?? "")
+            case .unexpectedResponse(let url, let reason): "\(url): unexpected response: \(reason)"
+            case .local(let reason): reason
+            }
+        return OutsideText.escaped(text)
     }
 
     /// The server's error code, for callers that act on it.
@@ -27,4 +32,8 @@ package enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
         if case .server(_, _, let code, _) = self { return code }
         return nil
     }
+}
+
+extension String {
+    fileprivate var nonEmpty: String? { isEmpty ? nil : self }
 }

@@ -13,13 +13,14 @@ package struct PublishValidator: Sendable {
     package var maximumIntervalAge = 360 * 6
     /// |days since symptom onset| allowed (tightened from 21 to 14 in the reference server).
     package var maximumSymptomOnsetDays = 14
-    /// After a still-valid key's UTC day ends, how long it waits before export (Apple asks ≥ 2 h).
+    /// How long a key waits before export after its publication, or after its end and its UTC
+    /// day's when it is still valid (Apple asks ≥ 2 h; the reference's MIN_WINDOW_AGE is 2 h).
     package var embargoDelay: Int64 = 2 * 3600
     /// The delays an administrator may choose: none to the 14 days keys are kept (an option past
     /// Int64 milliseconds would trap on the first still-valid key).
     package static let embargoDelays: ClosedRange<Int64> = 0...14 * 86_400
-    /// For demos and tests only: still-valid keys are exported at once (the reference server's
-    /// DEBUG_RELEASE_SAME_DAY_KEYS), so a key shared today can be matched today.
+    /// For demos and tests only: every key is exported at once, the embargo lifted (the reference
+    /// server's DEBUG_RELEASE_SAME_DAY_KEYS), so a key shared today can be matched today.
     package var releaseSameDayKeys = false
 
     package init() {}
@@ -153,15 +154,19 @@ package struct PublishValidator: Sendable {
                 bad("\(name): \(error)")
                 continue
             }
-            // Still valid now: held until it is off the air and its UTC day is over, plus the
+            // Never out before the delay has passed since both its end and its publication:
+            // matching accepts an RPI up to 2 h after its own interval (GMS, Apple, gaend), so a
+            // key out sooner lets anyone replay its last RPIs, with an AEM of their choosing
+            // (issue 53; the reference server's MIN_WINDOW_AGE, internal/export/batcher.go). A key
+            // still valid now waits until it is off the air and its UTC day is over, plus the
             // delay, so a key that started at noon is not out while phones still send it.
             let end = key.rollingStartNumber + key.rollingPeriod
             let endTime = UnixTime(seconds: end * ENIntervalNumber.seconds)
             let nextMidnight = UTCDay(containing: now).advanced(by: 1).start
             let exportAfter =
-                end > Int64(current.rawValue) && !releaseSameDayKeys
-                ? max(endTime, nextMidnight).adding(seconds: embargoDelay)
-                : now
+                releaseSameDayKeys
+                ? now
+                : (end > Int64(current.rawValue) ? max(endTime, nextMidnight) : now).adding(seconds: embargoDelay)
             accepted.append(
                 AcceptedKey(
                     key: temporaryKey, transmissionRisk: Self.transmissionRisk(Int32(key.transmissionRisk), reportType: reportType),
