@@ -55,7 +55,7 @@ struct InspectTool: ParsableCommand {
                 Self.printReport(file, path: path)
             }
         }
-        if json { Swift.print(JSONValue.object([("files", .array(reports))]).serialized()) }
+        if json { print(JSONValue.object([("files", .array(reports))]).serialized()) }
         if !allVerified { throw ExitCode(GaenCtlExitCode.operationFailed.rawValue) }
     }
 
@@ -110,22 +110,22 @@ struct InspectTool: ParsableCommand {
         func time(_ seconds: UInt64) -> String { UnixTime(exactlySeconds: seconds).map(ISO8601.format) ?? "\(seconds) s" }
         let start = time(export.startTimestamp)
         let end = time(export.endTimestamp)
-        Swift.print(path)
-        Swift.print("  region \(export.region.isEmpty ? "(none)" : export.region), \(start) to \(end), batch \(export.batchNumber) of \(export.batchSize)")
-        for info in export.signatureInfos { Swift.print("  signature info: \(info)") }
-        Swift.print("  \(export.keys.count) keys, \(export.revisedKeys.count) revised keys, \(export.droppedCount) dropped")
+        print(path)
+        print("  region \(export.region.isEmpty ? "(none)" : export.region), \(start) to \(end), batch \(export.batchNumber) of \(export.batchSize)")
+        for info in export.signatureInfos { print("  signature info: \(info)") }
+        print("  \(export.keys.count) keys, \(export.revisedKeys.count) revised keys, \(export.droppedCount) dropped")
         for (label, keys) in [("key", export.keys), ("revised", export.revisedKeys)] {
             for key in keys {
                 let days = key.daysSinceOnsetOfSymptoms.map { "dsos \($0)" } ?? "dsos -"
-                Swift.print(
+                print(
                     "  \(label) \(key.key.keyData.hex) start \(key.key.rollingStartIntervalNumber) (\(key.key.utcDay)) period \(key.key.rollingPeriod) trl \(key.transmissionRiskLevel) \(key.reportType) \(days)"
                 )
             }
         }
-        for dropped in export.dropped { Swift.print("  dropped \(dropped)") }
-        Swift.print("  verdict: \(file.verdict.reason.map { "\(file.verdict.name): \($0)" } ?? file.verdict.name)")
+        for dropped in export.dropped { print("  dropped \(dropped)") }
+        print("  verdict: \(file.verdict.reason.map { "\(file.verdict.name): \($0)" } ?? file.verdict.name)")
         if !file.ignoredEntries.isEmpty {
-            Swift.print("  ignored: \(file.ignoredEntries.joined(separator: ", ")) (an app's own signature, not read; export.sig decides)")
+            print("  ignored: \(file.ignoredEntries.joined(separator: ", ")) (an app's own signature, not read; export.sig decides)")
         }
     }
 }

@@ -101,7 +101,7 @@ struct ManagerDaemonTests {
         #expect(released.allSatisfy { ($0["rolling_period"] as? Int ?? 144) < 144 })
         let human = try harness.ctl(["keys"]).standardOutput
         #expect(human.contains("rolling start"))
-        #expect(human.contains("The current key was cut short at ") && human.contains("which the beacon advertises from now on."))
+        #expect(human.contains("Today's key was cut short at ") && human.contains("a new key has replaced it on the air since then"))
         #expect(!(try harness.ctl(["keys", "--test"]).standardOutput.contains("cut short")))
 
         // Pre-authorization: one release, then none.

@@ -20,25 +20,26 @@ struct KeysCommand: AsyncParsableCommand {
         let client = try await options.connect()
         let reply = try await client.call(test ? .getTestDiagnosisKeys : .getDiagnosisKeys)
         let keys: DBusValue = reply.first ?? .array(element: .byte, [])
-        Self.print(keys, json: options.json)
-        if !test, !options.json, let note = Self.replacementNote(keys) { Swift.print(note) }
+        Self.printKeys(keys, json: options.json)
+        if !test, !options.json, let note = Self.replacementNote(keys) { print(note) }
     }
 
     /// Releasing cuts the current key short and puts a new one on the air (the spec's rule: a
-    /// released key is never advertised again). Said, so that the owner knows the beacon changed.
+    /// released key is never advertised again), at most once a UTC day: a release later that day
+    /// releases the same cut key. Said, so that the owner knows the beacon changed.
     static func replacementNote(_ keys: DBusValue) -> String? {
         let rows = (keys.arrayElements ?? []).compactMap { $0.structureFields }.filter { $0.count == 4 }
         guard let last = rows.last, case .uint32(let start) = last[1], case .uint32(let period) = last[2], period < 144 else { return nil }
         let end = Output.time(UInt64(start + period) * 600)
-        return "The current key was cut short at \(end) (\(period) of 144 intervals) and released; "
-            + "gaend replaced it with a new key, which the beacon advertises from now on."
+        return "Today's key was cut short at \(end) (\(period) of 144 intervals) and released; "
+            + "a new key has replaced it on the air since then, and is released after its day."
     }
 
     /// Prints keys of type a(ayuuu): one line each, or a JSON array.
-    static func print(_ keys: DBusValue, json: Bool) {
+    static func printKeys(_ keys: DBusValue, json: Bool) {
         let rows = (keys.arrayElements ?? []).compactMap { $0.structureFields }.filter { $0.count == 4 }
         if json {
-            Swift.print(
+            print(
                 Output.json(
                     rows.map {
                         [
@@ -48,11 +49,11 @@ struct KeysCommand: AsyncParsableCommand {
                     }))
             return
         }
-        Swift.print("key                               rolling start  period  risk")
+        print("key                               rolling start  period  risk")
         for row in rows {
-            Swift.print("\(Output.plain(row[0]))  \(Output.plain(row[1]))  \(Output.plain(row[2]))  \(Output.plain(row[3]))")
+            print("\(Output.plain(row[0]))  \(Output.plain(row[1]))  \(Output.plain(row[2]))  \(Output.plain(row[3]))")
         }
-        Swift.print("\(rows.count) key\(rows.count == 1 ? "" : "s")")
+        print("\(rows.count) key\(rows.count == 1 ? "" : "s")")
     }
 }
 
@@ -75,7 +76,7 @@ struct PreauthorizeCommand: AsyncParsableCommand {
         }
         // The keys come in the reply (and in a DiagnosisKeysAvailable signal addressed to us alone).
         let reply = try await client.call(.requestPreAuthorizedDiagnosisKeys)
-        KeysCommand.print(reply.first ?? .array(element: .byte, []), json: options.json)
+        KeysCommand.printKeys(reply.first ?? .array(element: .byte, []), json: options.json)
     }
 }
 
