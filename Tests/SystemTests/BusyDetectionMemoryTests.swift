@@ -6,17 +6,52 @@ import Glibc
 import Testing
 
 /// The wearer who met the most people, on the smallest Pi: the release gaend in a memory cgroup of
-/// the unit's 128 MiB detects an exposure in a crowded fortnight (2.5 M aggregates, 1.4 M keys in
+/// the unit's limits detects an exposure in a crowded fortnight (2.5 M aggregates, 1.4 M keys in
 /// two signed files). Before matching read the log from disk (issue 35), the index held every
-/// record and the kernel killed gaend during this detection, at every restart.
+/// record and the kernel killed gaend during this detection, at every restart. Then the same
+/// detection again while user nobody sends gaend 32 MB messages, as any local user may (issue 53:
+/// under 128M the kernel killed gaend mid-run).
 @Suite(.ownThreads) struct BusyDetectionMemoryTests {
+    /// `MemoryHigh=` and `MemoryMax=` of the shipped unit, bytes.
+    static func unitLimits() throws -> (high: Int, max: Int) {
+        let unit = try String(contentsOfFile: BumbleFixture.root.appendingPathComponent("systemd/gaend.service").path, encoding: .utf8)
+        func value(_ key: String) throws -> Int {
+            let line = try #require(unit.split(separator: "\n").first { $0.hasPrefix(key + "=") })
+            let text = line.dropFirst(key.count + 1)
+            let number = try #require(Int(text.dropLast()))
+            #expect(text.last == "M", "\(line)")
+            return number << 20
+        }
+        return (try value("MemoryHigh"), try value("MemoryMax"))
+    }
+
+    /// Run as nobody with dbus-python: `count` calls of Properties.Get, each carrying a `size`-byte
+    /// array after its arguments (refused, InvalidArgs, but read whole first); prints how many
+    /// were refused.
+    static let largeGets = """
+        import sys, dbus, dbus.lowlevel
+        address, count, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+        bus = dbus.bus.BusConnection(address)
+        payload = dbus.ByteArray(b"\\x5a" * size)
+        refused = 0
+        for _ in range(count):
+            call = dbus.lowlevel.MethodCallMessage("org.gaend", "/org/gaend/Manager", "org.freedesktop.DBus.Properties", "Get")
+            call.append("org.gaend.Manager1", "Status", payload, signature="ssay")
+            try:
+                bus.send_message_with_reply_and_block(call, 60)
+            except dbus.exceptions.DBusException as error:
+                refused += error.get_dbus_name() == "org.freedesktop.DBus.Error.InvalidArgs"
+        print(refused)
+        """
+
     @Test func aCrowdedFortnightIsDetectedUnderTheUnitsMemoryLimit() async throws {
         guard ProcessInfo.processInfo.environment["GAEND_PRODUCTS_DIR"] != nil, !BuildUnderTest.isSanitized else {
             print("skipped: memory figures are for the release binaries (GAEND_PRODUCTS_DIR), not a debug or sanitized build")
             return
         }
         let directory = try TemporaryDirectory()
-        guard let cgroup = MemoryCgroup(name: "gaend-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))", limitBytes: 128 << 20) else {
+        let limits = try Self.unitLimits()
+        guard let cgroup = MemoryCgroup(name: "gaend-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))", limitBytes: limits.max, highBytes: limits.high) else {
             print("skipped: no memory cgroup can be made here (needs root and cgroup v1's or v2's memory controller)")
             return
         }
@@ -39,9 +74,11 @@ import Testing
         }
         try await server.set(routes)
 
-        // gaend is moved into the group by the shell that then becomes it.
+        // gaend is moved into the group by the shell that then becomes it; on a bus with the
+        // shipped policy, which lets any user call Properties.Get.
+        let bus = try AuthorizationTests.systemLikeBus(group: "users")
         let harness = try ManagerHarness(
-            directory: directory, launcher: ["/bin/sh", "-c", "echo $$ > \(cgroup.procs) && exec \"$0\" \"$@\""],
+            bus: bus, directory: directory, launcher: ["/bin/sh", "-c", "echo $$ > \(cgroup.procs) && exec \"$0\" \"$@\""],
             ["--radio", "none", "--index-url", server.baseURL + "/index.txt", "--export-key", "310:v1:\(directory.path)/export.pem", "--enable", "true"])
         defer { _ = harness.stop() }
         let members = (try? String(contentsOfFile: cgroup.procs, encoding: .utf8)) ?? ""
@@ -60,7 +97,7 @@ import Testing
         let peak = cgroup.peakBytes ?? 0
         let highWater = Self.highWater(of: harness.daemon.processIdentifier)
         print(
-            "gaend detected the busy fortnight in a 128 MiB cgroup in \(took): VmHWM \(idle / 1024) MiB before, \(highWater / 1024) MiB after; "
+            "gaend detected the busy fortnight in a \(limits.max >> 20) MiB cgroup in \(took): VmHWM \(idle / 1024) MiB before, \(highWater / 1024) MiB after; "
                 + "cgroup peak \(peak >> 20) MiB (page cache included)")
         // Issue 35's goal for this case: 64 MiB at the peak, gaend's idle 40 MiB included.
         if size == nil { #expect(highWater <= 64 * 1024, "VmHWM \(highWater) kB") }
@@ -81,6 +118,43 @@ import Testing
         let afterHeard = Self.highWater(of: harness.daemon.processIdentifier)
         print("gaend after GetHeard over the 14 days: VmHWM \(afterHeard / 1024) MiB")
         if size == nil { #expect(afterHeard <= 80 * 1024, "VmHWM \(afterHeard) kB") }
+
+        // The same detection again (the files and results forgotten, the log kept), while user
+        // nobody sends 32 MB messages from four connections, 16 each.
+        guard let python = BlueZMockFixture.python else {
+            print("skipped the large messages: no dbusmock venv (make test-peers)")
+            return
+        }
+        #expect(harness.stop() == .success)
+        for name in ["processed-key-files", "exposure-results.json"] { try? FileManager.default.removeItem(atPath: directory.path + "/data/" + name) }
+        try harness.start()
+        let senders = try (0..<4).map { _ in
+            let sender = Process()
+            sender.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            sender.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", python, "-c", Self.largeGets, bus.address, "16", "32000000"]
+            let output = Pipe()
+            sender.standardOutput = output
+            sender.standardError = FileHandle.nullDevice
+            try sender.run()
+            return (sender, output)
+        }
+        let attacked = try harness.ctl(["detect"])
+        var refused = 0
+        for (sender, output) in senders {
+            _ = sender.waitForExit()
+            refused += Int(String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        }
+        let attackedPeak = cgroup.peakBytes ?? 0
+        let attackedHighWater = Self.highWater(of: harness.daemon.processIdentifier)
+        print(
+            "gaend detected again while nobody sent \(refused) refused 32 MB Gets: VmHWM \(attackedHighWater / 1024) MiB, cgroup peak "
+                + "\(attackedPeak >> 20) MiB; the unit's MemoryHigh \(limits.high >> 20) MiB, MemoryMax \(limits.max >> 20) MiB")
+        #expect(attacked.status == 0, "\(attacked.standardError)\n\(harness.stderr.suffix(2000))")
+        #expect(attacked.standardOutput.contains("files: 2, keys: 1400000, matched keys: 1"), "\(attacked.standardOutput)")
+        #expect(refused == 64)
+        #expect(harness.daemon.isRunning)
+        #expect(cgroup.oomKills == 0)
+        #expect(attackedHighWater * 1024 < limits.high, "VmHWM \(attackedHighWater) kB against MemoryHigh \(limits.high) bytes")
     }
 
     /// VmHWM of a process, kB (0 when it cannot be read).

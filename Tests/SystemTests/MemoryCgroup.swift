@@ -11,7 +11,8 @@ final class MemoryCgroup {
     let path: String
     let isV2: Bool
 
-    init?(name: String, limitBytes: Int) {
+    /// `highBytes` is cgroup v2's `memory.high` (systemd's MemoryHigh): v1 has none.
+    init?(name: String, limitBytes: Int, highBytes: Int? = nil) {
         let v2Root = "/sys/fs/cgroup"
         let controllers = (try? String(contentsOfFile: v2Root + "/cgroup.controllers", encoding: .utf8)) ?? ""
         if controllers.split(separator: " ").contains(where: { $0.trimmingCharacters(in: .whitespacesAndNewlines) == "memory" }) {
@@ -31,6 +32,7 @@ final class MemoryCgroup {
                 return nil
             }
             _ = write("memory.swap.max", "0")
+            if let highBytes { _ = write("memory.high", "\(highBytes)") }
         } else {
             guard write("memory.limit_in_bytes", limit) else {
                 remove()
