@@ -131,7 +131,10 @@ let package = Package(
         // gaen-keyserver's logic: publish validation, verification, exports, and their storage in
         // SQLite or PostgreSQL.
         .target(
-            name: "KeyServer", dependencies: ["ENCore", "ENCrypto", "SQLite", "PostgreSQL", "KeyFiles", "Storage", "SystemCalls"], swiftSettings: strictSwift),
+            name: "KeyServer",
+            dependencies: [
+                "ENCore", "ENCrypto", "SQLite", "PostgreSQL", "KeyFiles", "Storage", "SystemCalls", .product(name: "Logging", package: "swift-log"),
+            ], swiftSettings: strictSwift),
         // The beacon's back end beside bluetoothd, over D-Bus.
         .target(
             name: "BlueZ",
@@ -291,7 +294,10 @@ let package = Package(
             swiftSettings: strictSwift),
         .testTarget(
             name: "KeyServerTests",
-            dependencies: ["KeyServer", "SQLite", "PostgreSQL", "ENCore", "ENCrypto", "KeyFiles", "Storage", "GaendTestSupport"],
+            dependencies: [
+                "KeyServer", "SQLite", "PostgreSQL", "ENCore", "ENCrypto", "KeyFiles", "Storage", "GaendTestSupport",
+                .product(name: "InMemoryLogging", package: "swift-log"), .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSwift),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "GaendTestSupport"], swiftSettings: strictSwift),
         .testTarget(name: "ConditionsTests", dependencies: ["Conditions"], swiftSettings: strictSwift),

@@ -67,6 +67,15 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Failed attempts (wrong or expired codes, wrong API keys) a client may make per hour before its requests to those taking a secret get 429.")
     var failedAttemptsPerHour = 30
 
+    @Option(name: .customLong("failed-attempts-per-56"), help: "Failed attempts the clients of one IPv6 /56 may make per hour together.")
+    var failedAttemptsPer56 = 300
+
+    @Option(name: .customLong("failed-attempts-per-48"), help: "Failed attempts the clients of one IPv6 /48 may make per hour together.")
+    var failedAttemptsPer48 = 3000
+
+    @Option(help: "Failed attempts of all clients together per minute; past it, clients not seen in the last hour get 429 (logged).")
+    var failedAttemptsServerWide = 600
+
     @Option(
         name: .customLong("trusted-proxy"),
         help: ArgumentHelp(
@@ -100,6 +109,9 @@ struct Serve: AsyncParsableCommand {
         try checkOption(exportInterval, in: Self.exportIntervals, "--export-interval", unit: "seconds")
         try checkOption(requestsPerMinute, in: RateLimit.tokenRange, "--requests-per-minute", unit: "requests")
         try checkOption(failedAttemptsPerHour, in: RateLimit.tokenRange, "--failed-attempts-per-hour", unit: "attempts")
+        try checkOption(failedAttemptsPer56, in: RateLimit.tokenRange, "--failed-attempts-per-56", unit: "attempts")
+        try checkOption(failedAttemptsPer48, in: RateLimit.tokenRange, "--failed-attempts-per-48", unit: "attempts")
+        try checkOption(failedAttemptsServerWide, in: RateLimit.tokenRange, "--failed-attempts-server-wide", unit: "attempts")
         try checkOption(maxConnections, in: Self.connectionRange, "--max-connections", unit: "connections")
         try checkOption(idleTimeout, in: Self.timeoutRange, "--idle-timeout", unit: "seconds")
         try checkOption(requestTimeout, in: Self.timeoutRange, "--request-timeout", unit: "seconds")
@@ -137,10 +149,15 @@ struct Serve: AsyncParsableCommand {
         var settings = RequestLimits.Settings()
         settings.requests = RateLimit(tokens: requestsPerMinute, interval: 60)
         settings.failures = RateLimit(tokens: failedAttemptsPerHour, interval: 3600)
+        settings.failuresPer56 = RateLimit(tokens: failedAttemptsPer56, interval: 3600)
+        settings.failuresPer48 = RateLimit(tokens: failedAttemptsPer48, interval: 3600)
+        settings.failuresServerWide = RateLimit(tokens: failedAttemptsServerWide, interval: 60)
         return settings
     }
 
     func run() async throws {
+        // First: every logger made from here on (the limits' among them) writes where gaen-keyserver's do.
+        DaemonLogging.bootstrap(threshold: LogThreshold(Logger.Level(rawValue: logLevel.rawValue) ?? .info), environment: ProcessInfo.processInfo.environment)
         guard !healthAuthority.isEmpty else { throw ValidationError("--health-authority: at least one is needed") }
         guard
             let deviceAPIKey = try APIKeySource(option: "--device-api-key", credential: "device-api-key").resolve(
@@ -159,12 +176,14 @@ struct Serve: AsyncParsableCommand {
         let exportSettings = try export.settings(directory: exportDirectory)
         let location = try options.location(sqliteFile: "keys.sqlite")
         let exports: ExportFiles
-        let failures: (any FailureBudget)?
+        let failures: FailureLevels?
         do throws(DatabaseError) {
             exports = try ExportFiles(location, root: exportSettings.root, directory: exportDirectory)
             // Replicas share the budgets of failed attempts through the database they share.
             if let database = options.database {
-                failures = try SharedFailureBudget(connectionString: database, limit: requestLimits.failures)
+                failures = try FailureLevels(requestLimits) { (level, limit) throws(DatabaseError) in
+                    try SharedFailureBudget(connectionString: database, limit: limit, table: level.table)
+                }
             } else {
                 failures = nil
             }
@@ -182,11 +201,11 @@ struct Serve: AsyncParsableCommand {
             store: store, verifier: verifier,
             check: CertificateCheck(
                 verifierKey: try ECDSAPublicKey(pem: signing.publicKeyPEM), issuer: verifier.settings.issuer, audience: verifier.settings.audience),
-            validator: validator, settings: settings, limits: RequestLimits(requestLimits, failures: failures), exports: exports,
+            validator: validator, settings: settings, limits: RequestLimits(requestLimits, failures: failures, logger: Logger(label: "gaen-keyserver.limits")),
+            exports: exports,
             clock: { SystemClockTime.now })
         let exporter = ExportWorker(store: store, signingKey: try export.signingKey(), settings: exportSettings)
 
-        DaemonLogging.bootstrap(threshold: LogThreshold(Logger.Level(rawValue: logLevel.rawValue) ?? .info), environment: ProcessInfo.processInfo.environment)
         let server = BoundedHTTPServer(
             limits: httpLimits, trustedProxies: try TrustedProxies(parsing: trustedProxy), pool: NoDelaySocketPool(base: SocketPool<ePoll>.ePoll()),
             accessLog: accessLog ? AccessLog() : nil

@@ -5,6 +5,7 @@ import ENCrypto
 import Foundation
 import GaendTestSupport
 import KeyServer
+import Logging
 import Testing
 
 /// Rate limits: the token buckets, their bound on memory, and the API's budgets per endpoint and
@@ -82,7 +83,10 @@ import Testing
         let clock: ManualClock
         let directory: TemporaryDirectory
 
-        init(requests: RateLimit = RateLimit(tokens: 120, interval: 60), failures: RateLimit = RateLimit(tokens: 3, interval: 3600)) throws {
+        init(
+            requests: RateLimit = RateLimit(tokens: 120, interval: 60), failures: RateLimit = RateLimit(tokens: 3, interval: 3600),
+            configure: (inout RequestLimits.Settings) -> Void = { _ in }, logger: Logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+        ) throws {
             directory = try TemporaryDirectory()
             let signing = try ECDSAPrivateKey()
             let verifier = try Verifier(path: directory.path + "/verification.sqlite", signingKey: signing, codeKey: TestDatabase.codeKey())
@@ -91,13 +95,14 @@ import Testing
             var limits = RequestLimits.Settings()
             limits.requests = requests
             limits.failures = failures
+            configure(&limits)
             let clock = ManualClock(UnixTime(seconds: Int64(Date().timeIntervalSince1970)))
             self.clock = clock
             api = KeyServerAPI(
                 store: try KeyStore(path: directory.path + "/keys.sqlite"), verifier: verifier,
                 check: CertificateCheck(
                     verifierKey: try ECDSAPublicKey(pem: signing.publicKeyPEM), issuer: verifier.settings.issuer, audience: verifier.settings.audience),
-                settings: settings, limits: RequestLimits(limits), clock: { clock.now() })
+                settings: settings, limits: RequestLimits(limits, logger: logger), clock: { clock.now() })
         }
 
         func post(_ path: String, _ body: String, key: String? = "device-key", from client: String) async -> KeyServerAPI.Response {

@@ -43,7 +43,12 @@ extension PostgreSQLTests {
                             check: CertificateCheck(
                                 verifierKey: try ECDSAPublicKey(pem: signing.publicKeyPEM), issuer: verifier.settings.issuer,
                                 audience: verifier.settings.audience),
-                            settings: settings, limits: RequestLimits(limits, failures: budget), clock: { clock.now() }))
+                            settings: settings,
+                            limits: RequestLimits(
+                                limits,
+                                failures: FailureLevels(limits) { level, limit in
+                                    level == .client ? budget as any FailureBudget : MemoryFailureBudget(limit, maximumClients: limits.maximumClients)
+                                }), clock: { clock.now() }))
                 }
                 self.apis = apis
                 self.budgets = budgets

@@ -51,7 +51,8 @@ import Testing
         }
         let directory = try TemporaryDirectory()
         let limits = try Self.unitLimits()
-        guard let cgroup = MemoryCgroup(name: "gaend-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))", limitBytes: limits.max, highBytes: limits.high) else {
+        guard let cgroup = MemoryCgroup(name: "gaend-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))", limitBytes: limits.max, highBytes: limits.high)
+        else {
             print("skipped: no memory cgroup can be made here (needs root and cgroup v1's or v2's memory controller)")
             return
         }
@@ -142,7 +143,8 @@ import Testing
         var refused = 0
         for (sender, output) in senders {
             _ = sender.waitForExit()
-            refused += Int(String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+            refused +=
+                Int(String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
         }
         let attackedPeak = cgroup.peakBytes ?? 0
         let attackedHighWater = Self.highWater(of: harness.daemon.processIdentifier)

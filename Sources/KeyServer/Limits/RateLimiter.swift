@@ -33,11 +33,20 @@ package final class RateLimiter: Sendable {
         package var remaining: Int
         /// Seconds until a token is there again (0 when allowed).
         package var retryAfter: Int64
+        /// Whether the key had a bucket of its own before this take (a client seen within the
+        /// interval); a newcomer's, or one taken from the overflow bucket, is not.
+        package var known: Bool
 
-        package init(allowed: Bool, remaining: Int, retryAfter: Int64) {
+        package init(allowed: Bool, remaining: Int, retryAfter: Int64, known: Bool = true) {
             self.allowed = allowed
             self.remaining = remaining
             self.retryAfter = retryAfter
+            self.known = known
+        }
+
+        /// Two decisions are the same answer whatever was known of the key before.
+        package static func == (lhs: Decision, rhs: Decision) -> Bool {
+            (lhs.allowed, lhs.remaining, lhs.retryAfter) == (rhs.allowed, rhs.remaining, rhs.retryAfter)
         }
     }
 
@@ -72,7 +81,8 @@ package final class RateLimiter: Sendable {
     package func take(_ key: String, count: Int = 1, now: Int64) -> Decision {
         state.withLock { state in
             var key = key
-            if state.buckets[key] == nil, state.buckets.count >= maximumKeys {
+            let known = state.buckets[key] != nil
+            if !known, state.buckets.count >= maximumKeys {
                 if now != state.pruned {
                     state.pruned = now
                     state.buckets = state.buckets.filter { refilled($0.value, now: now).units < capacity }
@@ -83,7 +93,7 @@ package final class RateLimiter: Sendable {
             let decision = decide(bucket, count: count)
             if decision.allowed { bucket.units -= Int64(count) * limit.interval }
             state.buckets[key] = bucket
-            return Decision(allowed: decision.allowed, remaining: Int(bucket.units / limit.interval), retryAfter: decision.retryAfter)
+            return Decision(allowed: decision.allowed, remaining: Int(bucket.units / limit.interval), retryAfter: decision.retryAfter, known: known)
         }
     }
 

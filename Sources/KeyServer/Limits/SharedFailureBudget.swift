@@ -39,12 +39,20 @@ package actor SharedFailureBudget: FailureBudget {
 
     static let pruneInterval: Int64 = 60
 
+    /// The table of this budget's rows: each level of `FailureLevels` (the client, its /56 and /48,
+    /// the server) has its own, pruned by its own interval.
+    let table: String
+
     /// Opens its own connection to the database at `connectionString` and creates the table.
-    package init(connectionString: String, limit: RateLimit, maximumRefusals: Int = 65_536, maximumRows: Int = 1_000_000) throws(DatabaseError) {
+    package init(
+        connectionString: String, limit: RateLimit, table: String = "failure_budget", maximumRefusals: Int = 65_536, maximumRows: Int = 1_000_000
+    ) throws(DatabaseError) {
+        precondition(table.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" }, "a table name of the program's own")
+        self.table = table
         database = try PostgreSQLBackend(connectionString: connectionString, serverOptions: "-c synchronous_commit=off")
         try database.createSchema(
             """
-            CREATE TABLE IF NOT EXISTS failure_budget (
+            CREATE TABLE IF NOT EXISTS \(table) (
                 client TEXT NOT NULL,
                 secret TEXT NOT NULL,
                 units BIGINT NOT NULL,
@@ -85,28 +93,32 @@ package actor SharedFailureBudget: FailureBudget {
             // A client with a row keeps its own bucket; a newcomer takes from the shared one.
             statements += 1
             row = try database.query(
-                "UPDATE failure_budget AS b SET \(take) WHERE client = ?1 AND secret = ?2 RETURNING units, taken::int", parameters(client)
+                "UPDATE \(table) AS b SET \(take) WHERE client = ?1 AND secret = ?2 RETURNING units, taken::int, 1", parameters(client)
             ).first
         }
+        let overflowed = row == nil && full
         if row == nil {
             statements += 1
             row = try database.query(
                 """
-                INSERT INTO failure_budget AS b (client, secret, units, updated, taken) VALUES (?1, ?2, ?4 - ?5, ?3, true)
+                INSERT INTO \(table) AS b (client, secret, units, updated, taken) VALUES (?1, ?2, ?4 - ?5, ?3, true)
                 ON CONFLICT (client, secret) DO UPDATE SET \(take)
-                RETURNING units, taken::int
+                RETURNING units, taken::int, (xmax <> 0)::int
                 """, parameters(full ? Self.overflowClient : client)
             ).first
         }
-        guard let units = row?[0].integer, let taken = row?[1].integer else {
+        // Known: its own row was there before (an update, not PostgreSQL's insert, whose xmax is
+        // 0); a newcomer's row, or the overflow bucket, is not.
+        guard let units = row?[0].integer, let taken = row?[1].integer, let existed = row?[2].integer else {
             throw DatabaseError(engine: .postgreSQL, code: "", message: "the failure budget's upsert returned no row", operation: "reserving an attempt")
         }
         let remaining = Int(units / limit.interval)
-        guard taken == 0 else { return RateLimiter.Decision(allowed: true, remaining: remaining, retryAfter: 0) }
+        let known = existed == 1 && !overflowed
+        guard taken == 0 else { return RateLimiter.Decision(allowed: true, remaining: remaining, retryAfter: 0, known: known) }
         // Units come back at `tokens` a second; one token is `interval` units.
         let wait = max(1, (limit.interval - units + Int64(limit.tokens) - 1) / Int64(limit.tokens))
         remember(key, until: now + wait, now: now)
-        return RateLimiter.Decision(allowed: false, remaining: 0, retryAfter: wait)
+        return RateLimiter.Decision(allowed: false, remaining: 0, retryAfter: wait, known: known)
     }
 
     /// Returns the attempt to the client's row; a client without one took from the overflow
@@ -115,7 +127,7 @@ package actor SharedFailureBudget: FailureBudget {
         for owner in [client, Self.overflowClient] {
             statements += 1
             let returned = try database.query(
-                "UPDATE failure_budget SET units = LEAST(?3, units + ?4) WHERE client = ?1 AND secret = ?2 RETURNING 1",
+                "UPDATE \(table) SET units = LEAST(?3, units + ?4) WHERE client = ?1 AND secret = ?2 RETURNING 1",
                 [.text(owner), .text(secret.rawValue), .integer(capacity), .integer(limit.interval)])
             if !returned.isEmpty { return }
         }
@@ -127,7 +139,7 @@ package actor SharedFailureBudget: FailureBudget {
         if let pruned, now >= pruned, now - pruned < Self.pruneInterval { return }
         pruned = now
         statements += 2
-        try database.query("DELETE FROM failure_budget WHERE updated <= ?1", [.integer(now - limit.interval)])
+        try database.query("DELETE FROM \(table) WHERE updated <= ?1", [.integer(now - limit.interval)])
         full = try rows() >= maximumRows
     }
 
@@ -140,6 +152,6 @@ package actor SharedFailureBudget: FailureBudget {
 
     /// Rows in the table now (tests and figures).
     package func rows() throws -> Int {
-        Int(try database.query("SELECT count(*) FROM failure_budget").first?.first?.integer ?? 0)
+        Int(try database.query("SELECT count(*) FROM \(table)").first?.first?.integer ?? 0)
     }
 }
