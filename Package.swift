@@ -79,7 +79,7 @@ let package = Package(
         .target(name: "Storage", dependencies: ["ENCore", "SystemCalls", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSwift),
         .target(
             name: "KeySchedule",
-            dependencies: ["ENCore", "ENCrypto", "Storage", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["ENCore", "ENCrypto", "Storage", "Conditions", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSwift),
         // The append-only contact log: day segments, recovery, retention, the matching index.
         .target(

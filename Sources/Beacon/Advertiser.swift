@@ -22,6 +22,8 @@ package actor Advertiser {
     /// What is on the air now.
     package private(set) var current: (address: BluetoothAddress, rpi: RollingProximityIdentifier, key: TemporaryExposureKey)?
     package private(set) var rotations = 0
+    /// When the key schedule replaced the key on the air before its time: the timeline rotates.
+    package nonisolated var keyReplacements: KeyReplacements { keys.replacements }
 
     package init(
         radio: any BeaconRadio, keys: KeySchedule, clock: any WallClock, random: any RandomBytesSource = SystemRandom(),

@@ -2,6 +2,7 @@
 
 import ENCrypto
 import GaendConfiguration
+import KeySchedule
 
 /// The beacon's schedule, the same for every back end: scan windows, and rotations between them.
 enum BeaconTimeline {
@@ -17,18 +18,40 @@ enum BeaconTimeline {
         var generator = RandomSourceGenerator(random)
         // A day stands for "never" without an advertiser: no window is that long.
         var rotationDue = monotonic.now.advanced(by: .seconds(await advertiser?.nextRotationDelay() ?? 86_400))
+        // The key replaced before its time (a release, a reset) makes the rotation due at once:
+        // its RPI must not stay on the air (issue 53). Counted from the one on the air now.
+        let replacements = advertiser?.keyReplacements
+        var replacementsSeen = replacements?.current ?? 0
         func rotateIfDue() async throws {
             guard monotonic.now >= rotationDue else { return }
             guard let advertiser else {
                 rotationDue = monotonic.now.advanced(by: .seconds(86_400))
                 return
             }
+            let seen = advertiser.keyReplacements.current
             try await advertiser.rotate()
+            replacementsSeen = seen
             rotationDue = monotonic.now.advanced(by: .seconds(await advertiser.nextRotationDelay()))
         }
         func sleep(atMost duration: Duration) async throws {
             let until = min(monotonic.now.advanced(by: duration), rotationDue)
-            if until > monotonic.now { try await monotonic.sleep(until: until, tolerance: nil) }
+            guard until > monotonic.now else { return }
+            guard let replacements else { return try await monotonic.sleep(until: until, tolerance: nil) }
+            // The sleep and the wait for a replacement race; the first to end ends both.
+            let seen = replacementsSeen
+            let replaced = try await withThrowingTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    try await monotonic.sleep(until: until, tolerance: nil)
+                    return false
+                }
+                group.addTask {
+                    await replacements.wait(past: seen)
+                    return !Task.isCancelled
+                }
+                defer { group.cancelAll() }
+                return try await group.next() ?? false
+            }
+            if replaced { rotationDue = monotonic.now }
         }
         while true {
             try await rotateIfDue()

@@ -83,6 +83,12 @@ package actor KeySchedule {
         }
     }
 
+    /// Told when the key on the air stopped being the current one before its day ended: a release
+    /// cut it (or a reset deleted it). The beacon rotates its address and RPI at once then (issue
+    /// 53: the released key's RPI stayed on air 14 more minutes, telling whoever held the published
+    /// key which device had just reported).
+    package nonisolated let replacements = KeyReplacements()
+
     /// The keys held now, oldest first. Read-only: nothing is pruned or made.
     package func history() -> [HistoryKey] { keys }
 
@@ -124,6 +130,7 @@ package actor KeySchedule {
         let interval = try currentInterval()
         _ = pruneExpired(today: interval.utcDay)
         var released = keys.filter { $0.key.end <= interval }.map(\.key)
+        var replaced = false
         let cutToday = keys.contains { $0.shortenedByRelease && $0.key.rollingStartIntervalNumber.utcDay == interval.utcDay }
         if cutToday {
             logger.info("keys already released today: the current key stays on the air and is released after its day")
@@ -134,12 +141,14 @@ package actor KeySchedule {
                 keys[index].shortenedByRelease = true
                 released.append(keys[index].key)
                 _ = try makeKey(for: interval)
+                replaced = true
                 logger.info(
                     "current key released with a shortened rolling period; a new key replaces it",
                     metadata: ["key.rollingPeriod": "\(elapsed)"])
             }
         }
         try persist()
+        if replaced { replacements.record() }
         return Self.atMostThreePerStart(released).sorted { $0.rollingStartIntervalNumber < $1.rollingStartIntervalNumber }
     }
 
@@ -172,6 +181,7 @@ package actor KeySchedule {
             throw .storage(error)
         }
         logger.notice("key history reset")
+        replacements.record()
     }
 
     /// Deletes keys older than the retention, at start-up and once a day.

@@ -25,6 +25,7 @@ import GaendConfiguration
         let log: ContactLogWriter
         let directory: TemporaryDirectory
         let settings: RadioSettings
+        let keys: KeySchedule
     }
 
     func beacon(at time: UnixTime, rotation: ClosedRange<Int> = 600...600) async throws -> Beacon {
@@ -40,7 +41,8 @@ import GaendConfiguration
         let log = try ContactLogWriter(dataDirectory: data, clock: wall, logger: quiet)
         let monotonic = TestClock()
         let session = try BeaconSession(radio: radio, keys: keys, log: log, clock: wall, monotonic: monotonic, settings: settings, logger: quiet)
-        return Beacon(radio: radio, wall: wall, monotonic: monotonic, session: session, log: log, directory: directory, settings: settings)
+        return Beacon(
+            radio: radio, wall: wall, monotonic: monotonic, session: session, log: log, directory: directory, settings: settings, keys: keys)
     }
 
     /// The session in a task of its own, as the radio services run it; returns once it is on the air.
@@ -96,6 +98,36 @@ import GaendConfiguration
         let after = try #require(await beacon.session.advertiser.current?.key)
         #expect(after.rollingStartIntervalNumber == before.rollingStartIntervalNumber.advanced(by: 144))
         #expect(after.keyData != before.keyData)
+    }
+
+    /// Issue 53: the current key released (a share) puts a new address and the new key's RPI on
+    /// the air at once, without waiting for the rotation timer (the released RPI stayed 14 more
+    /// minutes, telling whoever held the published key which device had just reported); in a
+    /// window, it ends the window first, as the controller refuses a new address while scanning.
+    @Test func aReleasedKeyLeavesTheAirAtOnce() async throws {
+        let beacon = try await beacon(at: UnixTime.vectorDay.adding(seconds: 10 * 3600))
+        let running = await start(beacon)
+        defer { running.cancel() }
+        let first = try #require(beacon.radio.advertised.first)
+        let firstKey = try #require(await beacon.session.advertiser.current?.key)
+        await until { beacon.radio.scanning && beacon.monotonic.waiting == 1 }
+        pass(4, beacon)
+        await until { !beacon.radio.scanning && beacon.monotonic.waiting == 1 }
+        // In the 10 s pause, 5 s on: released, and rotated with no time passing.
+        pass(5, beacon)
+        let released = try await beacon.keys.releaseDiagnosisKeys()
+        #expect(released.last?.keyData == firstKey.keyData)
+        await until { beacon.radio.advertised.count == 2 }
+        let second = beacon.radio.advertised[1]
+        #expect(second.address != first.address && second.payload.rpi != first.payload.rpi)
+        let secondKey = try #require(await beacon.session.advertiser.current?.key)
+        #expect(secondKey.keyData != firstKey.keyData)
+
+        // In a window: a reset deletes the key; the window ends, then the rotation.
+        await until { beacon.radio.scanning && beacon.monotonic.waiting == 1 }
+        try await beacon.keys.reset()
+        await until { beacon.radio.advertised.count == 3 }
+        #expect(await beacon.session.advertiser.current?.key.keyData != secondKey.keyData)
     }
 
     /// Cancelled mid-window (shutdown), the session ends at once with CancellationError; finishing
