@@ -22,13 +22,22 @@ package final class AppendOnlyFile {
     package init(path: String, mode: Mode) throws(FileSystemError) {
         self.path = path
         self.mode = mode
+        // Non-blocking to open, as a FIFO would block the open itself; a regular file only.
+        let opened: Int32
         switch mode {
         case .readOnly:
-            fd = try Syscall.open(path, O_RDONLY | O_NOFOLLOW, doing: "opening")
+            opened = try Syscall.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, doing: "opening")
         case .append:
-            fd = try Syscall.open(
-                path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW, mode: mode_t(DataDirectory.fileMode), doing: "opening")
+            opened = try Syscall.open(
+                path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK, mode: mode_t(DataDirectory.fileMode), doing: "opening")
         }
+        do {
+            try Syscall.requireRegularFile(opened, path: path)
+        } catch {
+            Syscall.close(opened)
+            throw error
+        }
+        fd = opened
     }
 
     deinit {

@@ -67,12 +67,28 @@ package enum AtomicFile {
     }
 
     /// The file at `path` opened for reading, not through a final symlink; `nil` when there is none.
+    /// Something other than a regular file there (a FIFO, which would block the read forever; a
+    /// device) is set aside, as a damaged file is, as `<path>.not-a-file-<unix seconds>`, and read
+    /// as no file, so that the owner's state starts anew rather than hang (issue 53; OpenSSH's
+    /// `auth_openfile` refuses the same).
     private static func openForReading(_ path: String) throws(FileSystemError) -> Int32? {
+        let fd: Int32
         do {
-            return try Syscall.open(path, O_RDONLY | O_NOFOLLOW, doing: "opening")
+            fd = try Syscall.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, doing: "opening")
         } catch  where error.isNotFound {
             return nil
         }
+        do {
+            try Syscall.requireRegularFile(fd, path: path)
+        } catch {
+            Syscall.close(fd)
+            guard error.isNotRegularFile else { throw error }
+            var now = timespec()
+            clock_gettime(CLOCK_REALTIME, &now)
+            _ = try moveAside(path, label: "not-a-file", stamp: Int64(now.tv_sec))
+            return nil
+        }
+        return fd
     }
 
     /// The last `limit` bytes of the file at `path` (all of it when smaller), or `nil` if there is

@@ -20,6 +20,12 @@ package struct FileSystemError: Error, Equatable, Sendable, CustomStringConverti
         self.detail = detail
     }
 
+    /// The detail of a path that is not a regular file (`Syscall.requireRegularFile`).
+    package static let notRegularFile = "not a regular file (a FIFO, a device or a socket)"
+
+    /// Whether the path is something other than a regular file.
+    package var isNotRegularFile: Bool { errno == nil && detail == Self.notRegularFile }
+
     /// Whether the failure is ENOENT: the path does not exist.
     package var isNotFound: Bool { errno == .notFound }
 

@@ -66,6 +66,19 @@ enum Syscall {
         _ = try call("truncating", path) { Glibc.ftruncate(fd, off_t(length)) }
     }
 
+    /// Refuses anything but a regular file (a FIFO, a device, a socket, a directory) behind `fd`:
+    /// reading a FIFO opened without a writer would block forever (issue 53). Opened with
+    /// O_NONBLOCK, the descriptor is then set blocking again, as reads of a regular file are.
+    static func requireRegularFile(_ fd: Int32, path: String) throws(FileSystemError) {
+        var info = stat()
+        _ = try call("inspecting", path) { Glibc.fstat(fd, &info) }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw FileSystemError(operation: "opening", path: path, errno: nil, detail: FileSystemError.notRegularFile)
+        }
+        let flags = fcntl(fd, F_GETFL)
+        if flags >= 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
+    }
+
     static func fstatSize(_ fd: Int32, path: String) throws(FileSystemError) -> Int64 {
         var info = stat()
         _ = try call("inspecting", path) { Glibc.fstat(fd, &info) }

@@ -80,4 +80,25 @@ struct ProcessedFilesDaemonTests {
         #expect(!(try harness.ctl(["get", "LastDetectionError"]).standardOutput.contains("refused")))
         #expect(harness.stop() == .success)
     }
+
+    /// Issue 53, item 7, on the release binaries: FIFOs in place of every state file the owner's
+    /// answer depends on. gaend reached the bus and its detection ended (it hung on the first read
+    /// before, and ignored SIGTERM); each FIFO is set aside, and the exposure is found.
+    @Test func fifosInPlaceOfStateFilesAreSetAside() async throws {
+        let directory = try TemporaryDirectory()
+        let (day, arguments, planted) = try await ExposureHookDaemonTests.planted(directory, daysAgo: 2, seed: 0x8182_8384_8586_8788)
+        defer { withExtendedLifetime(planted) {} }
+        let data = directory.path + "/data"
+        let names = ["owner.json", "detection-state.json", "exposure-results.json", "processed-key-files", "detection-budget"]
+        for name in names { #expect(mkfifo(data + "/" + name, 0o600) == 0, "\(name)") }
+        let harness = try ManagerHarness(directory: directory, arguments)
+        let detected = try harness.ctl(["detect"])
+        #expect(detected.status == 0, "\(detected.standardError)")
+        #expect(detected.standardOutput.contains("exposure on \(day)"), "\(detected.standardOutput)")
+        let entries = try FileManager.default.contentsOfDirectory(atPath: data)
+        for name in names {
+            #expect(entries.contains { $0.hasPrefix(name + ".not-a-file-") }, "\(name): \(entries)")
+        }
+        #expect(harness.stop() == .success)
+    }
 }
