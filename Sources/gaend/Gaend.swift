@@ -58,8 +58,8 @@ struct Gaend: AsyncParsableCommand {
     func loadConfiguration() throws(DaemonConfigurationError) -> DaemonConfiguration {
         var configuration = DaemonConfiguration()
         let path = config ?? "/etc/gaend/gaend.conf"
-        if let data = FileManager.default.contents(atPath: path) {
-            try configuration.apply(file: String(decoding: data, as: UTF8.self), path: path)
+        if let text = try ConfigurationFile.read(path) {
+            try configuration.apply(file: text, path: path)
         } else if config != nil {
             throw DaemonConfigurationError(key: "--config", problem: "\(path) cannot be read")
         }

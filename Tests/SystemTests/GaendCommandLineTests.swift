@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 import Foundation
+import Glibc
 import GaendTestSupport
 import Testing
 
@@ -62,6 +63,24 @@ struct GaendCommandLineTests {
         let run = try ToolRunner.run("gaend", arguments)
         #expect(run.status == 2, "\(arguments): \(run.standardError)")
         #expect(run.standardError.contains(message), "\(arguments): \(run.standardError)")
+    }
+
+    /// Issue 53, item 8: gaend.conf is read within 64 KiB (a 400 MB one was read whole), and a
+    /// FIFO in its place is refused rather than waited on; each by name, exit 2.
+    @Test func anOversizedOrSpecialConfigurationFileIsRefusedByItsSize() throws {
+        let directory = try TemporaryDirectory()
+        let big = directory.path + "/gaend.conf"
+        try Data(repeating: 0x23, count: 400_000).write(to: URL(fileURLWithPath: big))
+        let run = try ToolRunner.run("gaend", ["--config", big, "--radio", "none"])
+        #expect(run.status == 2)
+        #expect(run.standardError.contains("\(big) is 400000 bytes, over the 65536-byte limit of a configuration"), "\(run.standardError)")
+        let fifo = directory.path + "/fifo.conf"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let special = try ToolRunner.run("gaend", ["--config", fifo, "--radio", "none"], limit: 20)
+        #expect(special.status == 2)
+        #expect(special.standardError.contains("\(fifo) is not a regular file"), "\(special.standardError)")
+        let shown = try ToolRunner.run("gaenctl", ["config", "show", "--config", big])
+        #expect(shown.status != 0 && shown.standardError.contains("over the 65536-byte limit"), "\(shown.standardError)")
     }
 
     @Test func helpAndVersionExitZero() throws {

@@ -35,9 +35,18 @@ struct ConfigShow: AsyncParsableCommand {
     func run() async throws {
         guard let config else { return try await showRunning() }
         var configuration = DaemonConfiguration()
-        if let data = FileManager.default.contents(atPath: config) {
+        let text: String?
+        do {
+            text = try ConfigurationFile.read(config)
+        } catch {
+            guard FileManager.default.isReadableFile(atPath: config) else {
+                throw OperationError("\(config) cannot be read (run as root)", exitCode: .notAuthorized)
+            }
+            throw OperationError("\(error)")
+        }
+        if let text {
             do {
-                try configuration.apply(file: String(decoding: data, as: UTF8.self), path: config)
+                try configuration.apply(file: text, path: config)
             } catch {
                 throw OperationError("\(error)")
             }
