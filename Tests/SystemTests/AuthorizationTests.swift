@@ -55,10 +55,32 @@ struct AuthorizationTests {
             "/usr/bin/setpriv", ["--reuid=65534", "--regid=65534"] + groups + [gaenctl] + arguments + ["--bus", harness.bus.address])
     }
 
+    /// Issue 53, item 9: with a policy that lets everyone call (a permissive one, a mistake in
+    /// /etc), gaend itself still refuses every method that returns health data or changes state to
+    /// a caller outside root, its user and the owner's group; the status stays everyone's.
+    @Test func gaendChecksTheCallerWhateverThePolicyLetsThrough() throws {
+        let harness = try ManagerHarness(["--radio", "none", "--owner-group", "users"])
+        defer { harness.stop() }
+        for arguments in [
+            ["disable"], ["enable"], ["test-result", "list"], ["test-result", "add", "--date", "2026-12-01", "--type", "confirmed"],
+            ["exposures"], ["exposures", "--summaries"], ["heard"], ["detect"],
+        ] {
+            let refused = try Self.asNobody(harness, arguments)
+            #expect(refused.status == 4, "\(arguments): \(refused.standardError)")
+            #expect(refused.standardError.contains("is the owner's: run as root or join the gaend group"), "\(arguments): \(refused.standardError)")
+        }
+        #expect(try harness.status()["enabled"] as? Bool == false)
+        #expect(try Self.asNobody(harness, ["get", "Status"]).standardOutput == "paused\n")
+        // The owner's group may.
+        #expect(try Self.asNobody(harness, group: "100", ["enable"]).status == 0)
+        #expect(try harness.status()["enabled"] as? Bool == true)
+    }
+
     @Test func theShippedPolicyLetsRootAndTheGroupCallAndEveryoneLook() throws {
         let usersGroup = "100"
         let bus = try Self.systemLikeBus(group: "users")
-        let harness = try ManagerHarness(bus: bus, ["--radio", "none"])
+        // The policy's group and gaend's owner group are one, as installed (both gaend there).
+        let harness = try ManagerHarness(bus: bus, ["--radio", "none", "--owner-group", "users"])
         // Anyone may read the state.
         let looked = try Self.asNobody(harness, ["status"])
         #expect(looked.status == 0, "\(looked.standardError)")

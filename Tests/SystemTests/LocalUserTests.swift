@@ -28,7 +28,7 @@ struct LocalUserTests {
         _ = try await schedule.currentKey()
         yesterday.advance(seconds: 86_400)
         _ = try await schedule.currentKey()
-        let harness = try ManagerHarness(bus: bus, directory: directory, ["--radio", "none", "--enable", "true"])
+        let harness = try ManagerHarness(bus: bus, directory: directory, ["--radio", "none", "--enable", "true", "--owner-group", "users"])
         let output = harness.directory.path + "/nobody-watch.out"
         // A signal receiver of another uid in the owner's group (others receive no signal of
         // gaend's at all under the shipped policy): it sees the broadcasts, never another's keys.

@@ -47,11 +47,20 @@ package struct ManagerObject: Sendable {
     /// Runs `body`, maps its failure to its D-Bus name, and has the properties looked at after.
     /// With `audited`, one notice line records the action, the caller's uid and the outcome (and how
     /// many keys left, never the keys).
+    ///
+    /// Every method that returns health data or changes state checks its caller here, in gaend,
+    /// whatever the bus policy let through (issue 53: with a permissive policy, user nobody turned
+    /// Exposure Notification off and read the test results). The policy is the outer filter, as
+    /// NetworkManager's and logind's are; the owner is root, gaend's user or the owner's group.
     private func perform(
         _ call: DBusMethodCall, audited action: String? = nil, _ body: () async throws(ManagerError) -> [DBusValue]
     ) async throws -> [DBusValue] {
         defer { changed() }
-        do {
+        do throws(ManagerError) {
+            guard await readers.allows(call.sender) else {
+                throw .notAuthorized(
+                    "not authorized: \(call.message.member ?? "this call") is the owner's: run as root or join the gaend group")
+            }
             let result = try await body()
             if let action { await record(action, call, outcome: "done", keys: action.hasPrefix("key release") ? result.first?.arrayElements?.count : nil) }
             return result
@@ -123,8 +132,8 @@ package struct ManagerObject: Sendable {
                     try await perform(call) { () throws(ManagerError) in [.string(try await manager.detect(configurationJSON: call.arguments[0].string ?? ""))]
                     }
                 },
-                DBusMethod(Manager1.Method.getExposureWindows.rawValue, outputs: [.init("windows", .string)]) { _ in
-                    [.string(await manager.exposureWindows())]
+                DBusMethod(Manager1.Method.getExposureWindows.rawValue, outputs: [.init("windows", .string)]) { call in
+                    try await perform(call) { () throws(ManagerError) in [.string(await manager.exposureWindows())] }
                 },
                 DBusMethod(Manager1.Method.getDailySummaries.rawValue, inputs: [.init("configuration", .string)], outputs: [.init("summaries", .string)]) {
                     call in
@@ -178,8 +187,11 @@ package struct ManagerObject: Sendable {
                         return [.string(try await manager.addTestResult(testDate: date, kind: kind, symptomOnset: onset))]
                     }
                 },
-                DBusMethod(Manager1.Method.getTestResults.rawValue, outputs: [.init("results", .array(.dictionary(key: .string, value: .variant)))]) { _ in
-                    [.array(element: .dictionary(key: .string, value: .variant), await manager.testResults().map(Self.testResult))]
+                DBusMethod(Manager1.Method.getTestResults.rawValue, outputs: [.init("results", .array(.dictionary(key: .string, value: .variant)))]) {
+                    call in
+                    try await perform(call) { () throws(ManagerError) in
+                        [.array(element: .dictionary(key: .string, value: .variant), await manager.testResults().map(Self.testResult))]
+                    }
                 },
                 DBusMethod(Manager1.Method.shareDiagnosisKeys.rawValue, inputs: [.init("testResultId", .string), .init("code", .string)]) { call in
                     try await perform(call, audited: "keys shared") { () throws(ManagerError) in
