@@ -104,4 +104,42 @@ struct ShareLoopTests {
         let serverOutput = try String(contentsOfFile: files.path + "/server.out", encoding: .utf8)
         #expect(serverOutput.split(separator: "\n").allSatisfy { $0.hasPrefix("listening on ") || $0.hasPrefix("exported ") }, "\(serverOutput.prefix(300))")
     }
+
+    /// Issue 53, item 10: a share in which the key server stored none of the keys (each dropped
+    /// with a warning: symptoms 20 days before the key) is not reported as shared: gaenctl says so
+    /// with the server's words, the result stays shareable, and the journal has each warning.
+    @Test func aShareWhoseKeysWereAllDroppedIsNotShared() async throws {
+        let files = try TemporaryDirectory()
+        _ = try ToolRunner.run("gaen-keyserver", ["make-key", "--out", "\(files.path)/verification.pem"])
+        _ = try ToolRunner.run("gaen-keyserver", ["make-key", "--out", "\(files.path)/export.pem"])
+        let data = files.path + "/server"
+        let (server, port) = try Self.startServer(
+            [
+                "--data-dir", data, "--verification-key", files.path + "/verification.pem", "--export-key", files.path + "/export.pem",
+                "--region", "CH", "--health-authority", "ch.example", "--device-api-key", "device-key", "--export-interval", "0",
+            ], output: files.path + "/server.out")
+        defer { if server.isRunning { kill(server.processIdentifier, SIGKILL) } }
+        let base = "http://127.0.0.1:\(port)"
+        let harness = try ManagerHarness([
+            "--radio", "none", "--enable", "true", "--test-mode", "true", "--verification-url", base, "--verification-api-key", "device-key",
+            "--publish-url", base + "/v1/publish", "--health-authority-id", "ch.example",
+        ])
+        defer { harness.stop() }
+        #expect(try harness.ctl(["keys", "--test"]).status == 0)
+        let now = UInt64(Date().timeIntervalSince1970)
+        let today = String(Output.time(now).prefix(10))
+        let onset = String(Output.time(now - 20 * 86_400).prefix(10))
+        let id = try harness.ctl(["test-result", "add", "--date", today, "--type", "confirmed", "--symptom-onset", onset]).standardOutput
+            .trimmingCharacters(in: .newlines)
+        let code = try ToolRunner.run(
+            "gaen-keyserver", ["issue-code", "--data-dir", data, "--verification-key", files.path + "/verification.pem", "--type", "confirmed"]
+        ).standardOutput.trimmingCharacters(in: .newlines)
+        let shared = try harness.ctl(["share", "--test-result", id, "--code", code])
+        #expect(shared.status == 1, "\(shared.standardOutput)")
+        #expect(shared.standardError.contains("stored none of the 1 keys, so nobody can be warned"), "\(shared.standardError)")
+        #expect(shared.standardError.contains("days from symptom onset"), "\(shared.standardError)")
+        let results = try harness.ctl(["test-result", "list"]).standardOutput
+        #expect(!results.contains("shared"), "\(results)")
+        try await eventually("the warning in the journal") { harness.stderr.contains("the key server dropped a key") }
+    }
 }

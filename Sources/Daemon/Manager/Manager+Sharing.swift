@@ -53,12 +53,22 @@ extension Manager {
         } catch {
             throw .publishFailed(Self.explain(error, server: "the key server", refused: "the keys"))
         }
+        // The server's own words on keys it dropped (symptoms too long ago, a key too old): logged,
+        // escaped, whatever else happens.
+        let warnings = published.warnings.map(OutsideText.escaped)
+        for warning in warnings { logger.warning("the key server dropped a key", metadata: ["warning": "\(warning)"]) }
         var next = owner
-        next.testResults[index].shared = true
+        // Shared only when the server stored a key: with none stored nobody can be warned, and the
+        // owner is told so, the result left shareable (issue 53: it was reported "shared").
+        next.testResults[index].shared = published.insertedExposures > 0
         // A token too long to keep is dropped: the next share then publishes without revising.
         next.revisionToken = published.revisionToken.flatMap { $0.utf8.count <= OwnerState.maximumRevisionTokenBytes ? $0 : nil } ?? owner.revisionToken
         try next.save(to: dataDirectory)
         owner = next
+        guard published.insertedExposures > 0 else {
+            let why = warnings.isEmpty ? "" : ": " + warnings.joined(separator: "; ")
+            throw .publishFailed("the key server accepted the request but stored none of the \(keys.count) keys, so nobody can be warned\(why)")
+        }
         logger.info("diagnosis keys shared", metadata: ["keys": "\(keys.count)", "inserted": "\(published.insertedExposures)"])
     }
 
