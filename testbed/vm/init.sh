@@ -266,6 +266,9 @@ back=$(until_shows "^timer 50 2950")
 detected=$(/opt/gaend/gaenctl detect --bus "$address" 2>&1)
 exposed=$(until_shows "^timer 100 100")
 exposed_blinks=$(blinks 2)
+# The timer's attributes are given to the group and kept from other users (the pattern is the answer).
+udevadm settle --timeout=10
+timer_given=$(stat -c '%G:%A' "/sys/class/leds/$led/delay_on" "/sys/class/leds/$led/delay_off" | tr '\n' ' ')
 kill -TERM "$gaend"
 wait "$gaend"
 status=$?
@@ -273,12 +276,14 @@ stopped=$(trigger)
 kill "$http" "$bus" "$uled" 2>/dev/null
 grep -i "indicator\|radio status\|detection\|warning\|error" /tmp/gaend-led.log | sed 's/^/  gaend: /' | head -12
 echo "$detected" | sed 's/^/  detect: /' | cut -c1-600 | head -4
-echo "  led: $led ($given): before gaend [$previous]; on the air [$on_air], $on_air_blinks changes in 6 s; radio off [$radio_off];" \
+echo "  led: $led ($given; delays $timer_given): before gaend [$previous]; on the air [$on_air], $on_air_blinks changes in 6 s; radio off [$radio_off];" \
     "radio back [$back]; exposed [$exposed], $exposed_blinks changes in 2 s; after stop [$stopped]"
 if [ "$status" != 0 ]; then
     failure="gaend exited $status"
-elif [ "$given" != "gaend:-rw-rw-r-- gaend:-rw-rw-r-- " ]; then
-    failure="the udev rule did not give group gaend the LED: $given"
+elif [ "$given" != "gaend:-rw-rw---- gaend:-rw-rw---- " ]; then
+    failure="the udev rule did not give group gaend the LED alone: $given"
+elif [ "$timer_given" != "gaend:-rw-rw---- gaend:-rw-rw---- " ]; then
+    failure="the udev rule did not give group gaend the timer's delays alone: $timer_given"
 elif ! echo "$on_air" | grep -q "^timer 50 2950"; then
     failure="on the air the LED shows [$on_air], not the timer at 50/2950 ms"
 elif [ "$on_air_blinks" -lt 2 ] || [ "$on_air_blinks" -gt 8 ]; then
