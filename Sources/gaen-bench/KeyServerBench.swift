@@ -132,7 +132,7 @@ struct KeyServerBench: AsyncParsableCommand {
         let guessed = try await Self.timed("wrong codes to /api/verify", count: guesses, concurrency: concurrency, limit: limit, servers: pids) { index in
             let response = try await transport.send(
                 HTTPRequest(
-                    method: "POST", url: base + "/api/verify", headers: [("X-API-Key", Self.deviceKey)],
+                    method: "POST", url: base + "/api/verify", headers: [("X-API-Key", Self.deviceKey), ("Content-Type", "application/json")],
                     body: Array(#"{"code":"\#(String(format: "%08d", index))"}"#.utf8), maximumResponseBytes: 4096))
             guard response.status == 400 else { throw ValidationError("a wrong code was answered \(response.status)") }
             return 1

@@ -143,7 +143,10 @@ extension APITests {
             ]
             object["symptomOnsetInterval"] = onset
             object["revisionToken"] = token
-            let response = await api.handle(.init(method: "POST", path: "/v1/publish", body: Array(try JSONSerialization.data(withJSONObject: object))))
+            let response = await api.handle(
+                .init(
+                    method: "POST", path: "/v1/publish", headers: ["Content-Type": "application/json"],
+                    body: Array(try JSONSerialization.data(withJSONObject: object))))
             var body = try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
             body["status"] = response.status
             return body

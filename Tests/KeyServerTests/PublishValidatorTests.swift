@@ -238,4 +238,35 @@ extension PublishValidatorTests {
         _ = try PublishRequest(json: body(64_000))
         #expect(throws: PublishError.self) { try PublishRequest(json: body(64_001)) }
     }
+
+    /// Issue 53, item 12: the same key twice in one request is refused as what it is.
+    @Test func theSameKeyTwiceInOnePublishIsRefusedAsSuch() throws {
+        let twice = try Self.request([Self.key(1, start: Self.today - 144), Self.key(1, start: Self.today - 144)])
+        #expect { try PublishValidator().validate(twice, now: Self.now) } throws: {
+            ($0 as? PublishError)?.code == .badRequest && "\($0)".contains("the same key appears twice in one publish")
+        }
+    }
+
+    /// Issue 53, item 12: publish, verify and certificate take JSON only (415 otherwise, as ENS).
+    @Test func onlyJSONIsTaken() {
+        #expect(KeyServerAPI.isJSON("application/json"))
+        #expect(KeyServerAPI.isJSON("Application/JSON; charset=utf-8"))
+        #expect(!KeyServerAPI.isJSON(nil))
+        #expect(!KeyServerAPI.isJSON("text/plain"))
+        #expect(!KeyServerAPI.isJSON("application/x-www-form-urlencoded"))
+    }
+
+    /// The same through the API: a verify, a certificate or a publish without JSON's Content-Type
+    /// is 415 before it is read (and costs no failed attempt).
+    @Test func requestsWithoutJSONAre415() async throws {
+        let server = try RateLimitTests.Server()
+        for path in ["/api/verify", "/api/certificate", "/v1/publish"] {
+            for headers in [["X-API-Key": "device-key"], ["X-API-Key": "device-key", "Content-Type": "text/plain"]] {
+                let response = await server.api.handle(.init(method: "POST", path: path, headers: headers, body: Array("{}".utf8), client: "192.0.2.9"))
+                #expect(response.status == 415, "\(path) \(headers)")
+            }
+        }
+        let json = await server.post("/api/verify", #"{"code":"00000000"}"#, from: "192.0.2.9")
+        #expect(json.status == 400)
+    }
 }

@@ -59,7 +59,10 @@ struct KeyServerReplicaTests {
         func read(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
 
         func send(_ url: String, method: String = "GET", headers: [(String, String)] = [], body: String? = nil) async throws -> HTTPResponse {
-            try await transport.send(HTTPRequest(method: method, url: url, headers: headers, body: Array((body ?? "").utf8), maximumResponseBytes: 16 << 20))
+            try await transport.send(
+                HTTPRequest(
+                    method: method, url: url, headers: headers + (method == "POST" ? [("Content-Type", "application/json")] : []),
+                    body: Array((body ?? "").utf8), maximumResponseBytes: 16 << 20))
         }
 
         func issueCode(at base: String) async throws -> String {

@@ -99,6 +99,11 @@ package struct KeyServerAPI: Sendable {
             return .json(["error": "the body is larger than 64,000 bytes", "code": "bad_request", "errorCode": "unparsable_request"], status: 413)
         }
         guard request.method == "POST", let scope = RequestLimits.Scope(rawValue: request.path) else { return await route(request) }
+        // What phones send is JSON: anything else is refused before it is read, as ENS and ENVS
+        // answer (415 unless application/json; a charset may follow).
+        if scope != .adminCodes, !Self.isJSON(request.headers["content-type"]) {
+            return .json(["error": "Content-Type must be application/json", "code": "bad_request", "errorCode": "unparsable_request"], status: 415)
+        }
         let now = clock().seconds
         switch await limits.admit(request, scope: scope, apiKey: validAPIKey(request, scope: scope), now: now) {
         case .refused(let refusal):
@@ -108,6 +113,12 @@ package struct KeyServerAPI: Sendable {
             await limits.settle(reserved, of: request, failed: response.failedAttempt, now: now)
             return response
         }
+    }
+
+    /// Whether a Content-Type names JSON: `application/json`, any case, parameters allowed.
+    package static func isJSON(_ contentType: String?) -> Bool {
+        guard let contentType else { return false }
+        return contentType.split(separator: ";", maxSplits: 1).first?.trimmingCharacters(in: .whitespaces).lowercased() == "application/json"
     }
 
     /// Which API key a request holds, by role, if it is the right one for the endpoint.

@@ -178,6 +178,12 @@ package struct PublishValidator: Sendable {
         guard !accepted.isEmpty || keyErrors == 0 else {
             throw PublishError(.badRequest, "no key was acceptable: \(warnings.joined(separator: "; "))")
         }
+        // The same key twice in one request is the client's mistake, refused as such (issue 53: it
+        // was refused as missing_revision_token, a second copy taken for a revision).
+        var seen = Set<Bytes16>()
+        for key in accepted where !seen.insert(key.key.keyData).inserted {
+            throw PublishError(.badRequest, "the same key appears twice in one publish: each key is sent once")
+        }
         // Sorted by start and period: a key starting inside the one before it must start with it
         // (a key replaced the same day), else the set is not one device's (the reference's "non
         // aligned overlapping intervals"); at most 3 keys per start.
