@@ -106,7 +106,10 @@ import Testing
         }
 
         func post(_ path: String, _ body: String, key: String? = "device-key", from client: String) async -> KeyServerAPI.Response {
-            await api.handle(.init(method: "POST", path: path, headers: (key.map { ["X-API-Key": $0] } ?? [:]).merging(["Content-Type": "application/json"]) { $1 }, body: Array(body.utf8), client: client))
+            await api.handle(
+                .init(
+                    method: "POST", path: path, headers: (key.map { ["X-API-Key": $0] } ?? [:]).merging(["Content-Type": "application/json"]) { $1 },
+                    body: Array(body.utf8), client: client))
         }
 
         func issueCode() async throws -> String {

@@ -60,7 +60,9 @@ extension PostgreSQLTests {
 
             static func verify(_ code: String, on api: KeyServerAPI, from client: String = "192.0.2.7") async -> KeyServerAPI.Response {
                 await api.handle(
-                    .init(method: "POST", path: "/api/verify", headers: ["X-API-Key": "device-key", "Content-Type": "application/json"], body: Array(#"{"code":"\#(code)"}"#.utf8), client: client))
+                    .init(
+                        method: "POST", path: "/api/verify", headers: ["X-API-Key": "device-key", "Content-Type": "application/json"],
+                        body: Array(#"{"code":"\#(code)"}"#.utf8), client: client))
             }
 
             func issueCode(on replica: Int, from client: String = "192.0.2.7") async throws -> String {

@@ -233,7 +233,9 @@ import Testing
         #expect(fields["longExpiresAt"] as? String == "Sun, 22 Nov 2026 12:00:00 UTC")
         let longCode = try #require(fields["longCode"] as? String)
         let verified = await api.handle(
-            .init(method: "POST", path: "/api/verify", headers: ["X-API-Key": "device", "Content-Type": "application/json"], body: Array(#"{"code":"\#(longCode)"}"#.utf8)))
+            .init(
+                method: "POST", path: "/api/verify", headers: ["X-API-Key": "device", "Content-Type": "application/json"],
+                body: Array(#"{"code":"\#(longCode)"}"#.utf8)))
         #expect(verified.status == 200, "\(String(decoding: verified.body, as: UTF8.self))")
     }
 }

@@ -168,7 +168,8 @@ extension VerificationTests {
             settings: KeyServerAPI.Settings(healthAuthorities: ["x"], deviceAPIKey: "device", exportDirectory: database.directory.path),
             clock: { Self.now })
         func verify(_ body: String) async throws -> (Int, String?) {
-            let response = await api.handle(.init(method: "POST", path: "/api/verify", headers: ["X-API-Key": "device", "Content-Type": "application/json"], body: Array(body.utf8)))
+            let response = await api.handle(
+                .init(method: "POST", path: "/api/verify", headers: ["X-API-Key": "device", "Content-Type": "application/json"], body: Array(body.utf8)))
             return (response.status, (try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])?["errorCode"] as? String)
         }
         let likely = try await verifier.issueCode(testType: "likely", symptomDate: nil, testDate: nil, now: Self.now).code

@@ -94,7 +94,8 @@ struct KeyServerConnectionLimitsTests {
             let verify = try Client(port: port)
             let body = #"{"code":"87654321"}"#
             verify.send(
-                "POST /api/verify HTTP/1.1\r\nHost: x\r\nX-API-Key: device-key\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)")
+                "POST /api/verify HTTP/1.1\r\nHost: x\r\nX-API-Key: device-key\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
+            )
             #expect(verify.readToEnd().text.hasPrefix("HTTP/1.1 400 "))
             let query = try Client(port: port)
             query.send("GET /exports/index.txt?token=SECRETTOKEN HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")

@@ -110,7 +110,8 @@ struct KeyServerHTTPTests {
         // Chaff is answered like a publish and stores nothing either.
         let chaff = try await transport.send(
             HTTPRequest(
-                method: "POST", url: "http://127.0.0.1:\(port)/v1/publish", headers: [("X-Chaff", "1"), ("Content-Type", "application/json")], body: Self.publish(keys: 3),
+                method: "POST", url: "http://127.0.0.1:\(port)/v1/publish", headers: [("X-Chaff", "1"), ("Content-Type", "application/json")],
+                body: Self.publish(keys: 3),
                 maximumResponseBytes: 1 << 16))
         #expect(chaff.status == 200)
         let exported = try ToolRunner.run(

@@ -34,7 +34,9 @@ struct KeyServerSecretsTests {
         let transport = CurlTransport()
         func post(_ path: String, key: String, _ body: String) async throws -> Int {
             try await transport.send(
-                HTTPRequest(method: "POST", url: base + path, headers: [("X-API-Key", key), ("Content-Type", "application/json")], body: Array(body.utf8), maximumResponseBytes: 4096)
+                HTTPRequest(
+                    method: "POST", url: base + path, headers: [("X-API-Key", key), ("Content-Type", "application/json")], body: Array(body.utf8),
+                    maximumResponseBytes: 4096)
             ).status
         }
         // The administrator's key came from the credential, the device's from its file.

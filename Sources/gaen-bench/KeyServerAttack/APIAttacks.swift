@@ -26,7 +26,9 @@ struct APIAttacks {
                 continue
             }
             let body = #"{"code":"\#(String(format: "%08d", (guess * 7_919) % 100_000_000))"}"#
-            open.send("POST /api/verify HTTP/1.1\r\nHost: x\r\nX-API-Key: \(BenchKeyServer.deviceKey)\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+            open.send(
+                "POST /api/verify HTTP/1.1\r\nHost: x\r\nX-API-Key: \(BenchKeyServer.deviceKey)\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+            )
             guard let response = open.readResponse() else {
                 statuses.append(0)
                 connection = nil

@@ -56,7 +56,8 @@ enum KeyServerFuzzing {
         let route = Int(first) % routes.count
         var body = Array(bytes.dropFirst())
         if route == 1 { body = certified(body) }
-        let request = KeyServerAPI.Request(method: "POST", path: routes[route].path, headers: ["X-API-Key": routes[route].key, "Content-Type": "application/json"], body: body)
+        let request = KeyServerAPI.Request(
+            method: "POST", path: routes[route].path, headers: ["X-API-Key": routes[route].key, "Content-Type": "application/json"], body: body)
         let response = wait { await server.api.handle(request) }
         if verbose { print("\(routes[route].path) \(response.status) \(String(decoding: response.body.prefix(300), as: UTF8.self))") }
         // Every answer is JSON: a response the server cannot serialize would be a bug too.
