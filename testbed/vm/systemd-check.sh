@@ -55,8 +55,8 @@ stopped=$(shows | cut -d' ' -f1)
 say "  systemd: gaend $state as ${user:-?}; ACT ($given): while gaend ran [$running], after systemctl stop [$stopped]"
 if [ "$state" != active ]; then
     finish FAIL "gaend.service is $state"
-elif [ "$given" != "gaend:-rw-rw-r-- gaend:-rw-rw-r-- " ]; then
-    finish FAIL "the package's udev rule did not give group gaend the LED: $given"
+elif [ "$given" != "gaend:-rw-rw---- gaend:-rw-rw---- " ]; then
+    finish FAIL "the package's udev rule did not give group gaend the LED alone: $given"
 elif [ "$running" != "none 0" ]; then
     finish FAIL "under its unit gaend did not turn the LED off: [$running]"
 elif journalctl -b -u gaend --no-pager -o cat | grep -q "indicator LED cannot be written\|refused a value"; then
