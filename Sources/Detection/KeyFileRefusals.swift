@@ -13,8 +13,8 @@ package struct KeyFileRefusals: Sendable, Equatable, CustomStringConvertible {
     /// Every file of the run, refused or not.
     package var total: Int
 
-    /// Nil when every file verified (and so was matched, or waits for the rest of its batch
-    /// only when it verified: an incomplete batch is a refusal too, as its keys were not checked).
+    /// Nil when every file verified. A file of an incomplete batch is refused too (its verdict
+    /// says so): its keys were not checked.
     package init?(_ files: [KeyFileOutcome]) {
         let refused = files.filter { !$0.verdict.isVerified }
         guard !refused.isEmpty else { return nil }
