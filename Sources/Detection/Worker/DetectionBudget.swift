@@ -8,7 +8,7 @@ package import Storage
 /// the count is kept in `<data-dir>/detection-budget` so a restart does not reset it.
 package struct DetectionBudget: Sendable {
     package let path: String
-    package static let window: Int64 = 86_400
+    package static let window = DetectionSchedule.window
 
     package init(dataDirectory: DataDirectory) {
         path = dataDirectory.path(of: "detection-budget")
@@ -37,9 +37,7 @@ package struct DetectionBudget: Sendable {
     /// When the next run is allowed, if `limit` runs were counted in the last 24 hours; `nil` when
     /// one is allowed now.
     package func nextAllowed(now: UnixTime, limit: Int) -> UnixTime? {
-        let runs = load(now: now)
-        guard runs.count >= limit, limit > 0 else { return nil }
-        return runs[runs.count - limit].adding(seconds: Self.window)
+        DetectionSchedule.nextAllowed(counted: load(now: now), limit: limit)
     }
 
     /// Uncounts a run that failed.

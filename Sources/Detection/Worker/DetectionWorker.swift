@@ -27,6 +27,11 @@ package actor DetectionWorker {
         package var parallelism = 2
 
         package init() {}
+
+        /// The rules of when runs may and will happen, from these settings.
+        package var schedule: DetectionSchedule {
+            DetectionSchedule(interval: interval, jitter: jitter, runsPerDayV2: runsPerDayV2, runsPerDayV1: runsPerDayV1)
+        }
     }
 
     private let dataDirectory: DataDirectory
@@ -164,7 +169,7 @@ package actor DetectionWorker {
             if let distrust = clock.distrust { throw await failed(.clockUntrusted(distrust)) }
         }
         let configuration = configuration ?? defaultConfiguration
-        let limit = configuration.isV1Only ? settings.runsPerDayV1 : settings.runsPerDayV2
+        let limit = settings.schedule.runsPerDay(configuration)
         let reservation: UnixTime
         do {
             reservation = try budget.reserve(now: clock.now(), limit: limit)
@@ -240,8 +245,7 @@ package actor DetectionWorker {
 
     /// Runs left in the current 24 hours under the configured mode's budget.
     package func remainingRuns() -> Int {
-        let limit = defaultConfiguration.isV1Only ? settings.runsPerDayV1 : settings.runsPerDayV2
-        return max(0, limit - budget.load(now: clock.now()).count)
+        settings.schedule.remaining(counted: budget.load(now: clock.now()).count, defaultConfiguration)
     }
 
     /// Scores every stored result with `configuration` (the configured one when `nil`), without
@@ -293,9 +297,7 @@ package actor DetectionWorker {
     /// then. `nil` when the timer is not running.
     package func nextDetection() -> UnixTime? {
         guard let scheduled = state.nextDetection else { return nil }
-        let limit = defaultConfiguration.isV1Only ? settings.runsPerDayV1 : settings.runsPerDayV2
-        guard let allowed = budget.nextAllowed(now: clock.now(), limit: limit) else { return scheduled }
-        return max(scheduled, allowed)
+        return settings.schedule.nextRun(now: scheduled, delay: .zero, counted: budget.load(now: clock.now()), defaultConfiguration)
     }
 
     /// The timer: sleeps `interval ± jitter` between runs until cancelled. Refused and failed runs
@@ -304,13 +306,11 @@ package actor DetectionWorker {
         // No key server, no timer: nothing to download.
         guard canDownload else { return }
         while !Task.isCancelled {
-            var delay = nextDelay()
             // A spent budget moves the run to when it is allowed, rather than letting it be refused.
-            let limit = defaultConfiguration.isV1Only ? settings.runsPerDayV1 : settings.runsPerDayV2
-            if let allowed = budget.nextAllowed(now: clock.now(), limit: limit) {
-                delay = max(delay, .seconds(allowed.seconds - clock.now().seconds))
-            }
-            state.nextDetection = clock.now().adding(seconds: Int64(delay.components.seconds))
+            let now = clock.now()
+            let next = settings.schedule.nextRun(now: now, delay: nextDelay(), counted: budget.load(now: now), defaultConfiguration)
+            let delay = Duration.seconds(max(0, next.seconds - now.seconds))
+            state.nextDetection = next
             try? state.save(to: dataDirectory)
             do {
                 try await timerClock.sleep(for: delay)
@@ -327,10 +327,9 @@ package actor DetectionWorker {
 
     /// The next timer delay: the interval, moved by a random amount within the jitter.
     func nextDelay() -> Duration {
-        let jitter = Int64(settings.jitter.components.seconds)
+        let schedule = settings.schedule
         var generator = RandomSourceGenerator(random)
-        let offset = jitter > 0 ? Int64.random(in: -jitter...jitter, using: &generator) : 0
-        return settings.interval + .seconds(offset)
+        return schedule.timerDelay(offset: schedule.jitterSeconds.map { Int64.random(in: $0, using: &generator) } ?? 0)
     }
 
     // MARK: - Private
