@@ -257,7 +257,7 @@ struct Gaend: AsyncParsableCommand {
             restartPending: ConfigurationKey.waitingForRestart(started: started, reloaded: reloaded))
         settings.region = reloaded.region
         settings.testMode = reloaded.testMode
-        settings.radio = "\(started.radio)"
+        settings.radio = started.radio
         settings.keyServer = started.servers.indexURL ?? ""
         let servers = reloaded.servers
         if let verification = servers.verificationURL, let publish = servers.publishURL {

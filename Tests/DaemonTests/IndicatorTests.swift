@@ -10,6 +10,7 @@ import GaendAPI
 import GaendTestSupport
 import KeySchedule
 import Logging
+import GaendConfiguration
 import Storage
 import Testing
 
@@ -47,7 +48,7 @@ import Testing
         let status = RadioStatusBoard(logger: quiet)
         let gate = EnablementGate(enabled: false)
         var settings = Manager.Settings()
-        settings.radio = "hci:hci0"
+        settings.radio = .kernel(index: 0)
         let manager = try Manager(
             dataDirectory: data, keys: keys, log: log, worker: nil, radioStatus: status, gate: gate, settings: settings, clock: wall, logger: quiet)
         let service = IndicatorService(

@@ -10,6 +10,7 @@ import GaendAPI
 import GaendTestSupport
 import KeySchedule
 import Logging
+import GaendConfiguration
 import Storage
 import Testing
 
@@ -27,7 +28,7 @@ import Testing
         let status = RadioStatusBoard(logger: quiet)
         status.set(.starting)
         var settings = Manager.Settings()
-        settings.radio = "bluez:hci0"
+        settings.radio = .bluez(index: 0)
         let manager = try Manager(
             dataDirectory: data, keys: keys, log: log, worker: nil, radioStatus: status, gate: EnablementGate(enabled: false),
             settings: settings, clock: board, clockTrust: board, logger: quiet)

@@ -7,6 +7,7 @@ package import Detection
 import Foundation
 package import ENCore
 package import GaendAPI
+package import GaendConfiguration
 package import KeyFiles
 package import KeySchedule
 package import Logging
@@ -21,7 +22,8 @@ package actor Manager {
     package struct Settings: Sendable {
         package var region = ""
         package var testMode = false
-        package var radio = "none"
+        /// The radio as `radio =` names it, typed (issue 48: it was a string compared with "none").
+        package var radio = RadioSpec.none
         /// The key server's index URL; empty when none is configured.
         package var keyServer = ""
         package var sharing: SharingSettings?
@@ -316,7 +318,7 @@ package actor Manager {
     private func ownerStatus(exposureDays: [UTCDay], detectionProblem: String?) -> OwnerStatus {
         let radio = radioStatus.status
         let (status, reason): (Manager1.Status, String) =
-            if settings.radio == "none" {
+            if settings.radio == .none {
                 (.paused, "no radio is configured (radio = none): detection only")
             } else if !owner.enabled {
                 (.disabled, "Exposure Notification is turned off (gaenctl enable turns it on)")
@@ -347,7 +349,7 @@ package actor Manager {
         return [
             .status: .string(status.rawValue), .statusReason: .string(reason), .authorizationStatus: .string(owner.authorization.rawValue),
             .enabled: .boolean(owner.enabled),
-            .radioBackend: .string(settings.radio), .advertising: .boolean(owner.enabled && radio == .active),
+            .radioBackend: .string(settings.radio.description), .advertising: .boolean(owner.enabled && radio == .active),
             .advertisingSince: .time(beacon?.since), .address: .string(beacon?.address?.description ?? ""),
             .rpiInterval: .count(Int(beacon?.interval.rawValue ?? 0)), .nextRotation: .time(beacon?.nextRotation),
             .lastScanTime: .time(logState.lastWindowEnd), .sightingsToday: .count(logState.aggregatesToday),
