@@ -121,7 +121,9 @@ import Testing
         if size == nil { #expect(afterHeard <= 80 * 1024, "VmHWM \(afterHeard) kB") }
 
         // The same detection again (the files and results forgotten, the log kept), while user
-        // nobody sends 32 MB messages from four connections, 16 each.
+        // nobody sends 32 MB messages from four connections, 3 each: one read and one held at a
+        // time is the most libdbus keeps (DBusLimits), so a dozen show the peak; 64 (the issue's)
+        // moved 2 GB through the bus and starved the suites running beside this one.
         guard let python = BlueZMockFixture.python else {
             print("skipped the large messages: no dbusmock venv (make test-peers)")
             return
@@ -132,7 +134,7 @@ import Testing
         let senders = try (0..<4).map { _ in
             let sender = Process()
             sender.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            sender.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", python, "-c", Self.largeGets, bus.address, "16", "32000000"]
+            sender.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", python, "-c", Self.largeGets, bus.address, "3", "32000000"]
             let output = Pipe()
             sender.standardOutput = output
             sender.standardError = FileHandle.nullDevice
@@ -153,7 +155,7 @@ import Testing
                 + "\(attackedPeak >> 20) MiB; the unit's MemoryHigh \(limits.high >> 20) MiB, MemoryMax \(limits.max >> 20) MiB")
         #expect(attacked.status == 0, "\(attacked.standardError)\n\(harness.stderr.suffix(2000))")
         #expect(attacked.standardOutput.contains("files: 2, keys: 1400000, matched keys: 1"), "\(attacked.standardOutput)")
-        #expect(refused == 64)
+        #expect(refused == 12)
         #expect(harness.daemon.isRunning)
         #expect(cgroup.oomKills == 0)
         #expect(attackedHighWater * 1024 < limits.high, "VmHWM \(attackedHighWater) kB against MemoryHigh \(limits.high) bytes")
