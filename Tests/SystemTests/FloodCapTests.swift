@@ -120,7 +120,8 @@ final class ReportFlood: @unchecked Sendable {
         _ = FileManager.default.createFile(atPath: output, contents: nil)
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
         try process.run()
-        try await eventually("the flood's socket") { FileManager.default.fileExists(atPath: socket) }
+        // Bumble's Python starts slowly on a loaded machine: over 30 s once in a full run.
+        try await eventually("the flood's socket", within: .seconds(120)) { FileManager.default.fileExists(atPath: socket) }
     }
 
     func stop() {
