@@ -293,7 +293,7 @@ package final class DetectionSignals: DetectionObserver {
         guard let bus = bus.withLock({ $0 }) else { return }
         try? bus.emit(
             path: Manager1.objectPath, interface: Manager1.interface, member: Manager1.Signal.detectionFinished.rawValue,
-            [.boolean(outcome.error == nil && outcome.result?.refusals == nil), .string(outcome.problem ?? "")])
+            [.boolean(outcome.problem == nil), .string(outcome.problem ?? "")])
         if outcome.exposed, outcome.result != nil {
             try? bus.emit(
                 path: Manager1.objectPath, interface: Manager1.interface, member: Manager1.Signal.exposureDetected.rawValue,
