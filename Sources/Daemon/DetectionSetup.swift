@@ -43,9 +43,7 @@ package enum DetectionSetup {
         }
         var settings = DetectionWorker.Settings()
         settings.interval = .seconds(servers.detectionIntervalHours * 3600)
-        var downloader = KeyFileDownloader(
-            indexURL: indexURL, baseURL: servers.exportBaseURL, transport: transport, store: ProcessedFilesStore(dataDirectory: dataDirectory),
-            clock: clock)
+        var downloader = KeyFileDownloader(indexURL: indexURL, baseURL: servers.exportBaseURL, transport: transport)
         downloader.timeout = .seconds(servers.downloadTimeoutSeconds)
         return DetectionWorker(
             dataDirectory: dataDirectory, downloader: downloader, policy: SignaturePolicy(trustedKeys: trusted),

@@ -77,6 +77,18 @@ package enum DetectionError: Error, Sendable, CustomStringConvertible {
     }
 }
 
+extension DetectionError: Equatable {
+    /// A contact log error carries a file system cause without equality: compared by what it says.
+    package static func == (lhs: DetectionError, rhs: DetectionError) -> Bool {
+        switch (lhs, rhs) {
+        case (.contactLog(let left), .contactLog(let right)): "\(left)" == "\(right)"
+        case (.keyFile(let leftName, let left), .keyFile(let rightName, let right)): leftName == rightName && left == right
+        case (.cancelled, .cancelled): true
+        default: false
+        }
+    }
+}
+
 /// One detection pass, offline: key files and the stored results in, the results to store and
 /// their scores out. The worker adds downloading, budgets and persistence around it;
 /// `gaenctl tools match` runs it as it is, with nothing stored.

@@ -209,7 +209,7 @@ struct Gaend: AsyncParsableCommand {
                         logger.warning("exposure-hook not applied; the previous one stays", metadata: ["error": "\(error)"])
                     }
                     let exposureConfiguration = try DetectionSetup.exposureConfiguration(next.servers)
-                    await worker.reconfigure(
+                    await worker.store.reconfigure(
                         exposureConfiguration, url: next.servers.exposureConfigurationIsURL ? next.servers.exposureConfiguration : nil)
                     let settings = Self.managerSettings(started: configuration, reloaded: next, file: reloader.configurationFile)
                     let pending = settings.running.restartPending

@@ -37,16 +37,16 @@ import Testing
 
         // A restart reads it back.
         let restarted = try wearer.worker()
-        #expect(await restarted.exposureAnswer() == ExposureAnswer(days: [day], lastExposure: first.lastExposure))
-        #expect(await restarted.rescore().windows.count == 1)
+        #expect(await restarted.store.current().answer == ExposureAnswer(days: [day], lastExposure: first.lastExposure))
+        #expect(await restarted.store.rescore().windows.count == 1)
 
         // Fourteen days after the day it is still shown; on the fifteenth it is gone, and a run
         // drops it from the file.
         wearer.clock.set(day.advanced(by: 14).start.adding(seconds: 23 * 3600))
-        #expect(await restarted.exposureAnswer().days == [day])
+        #expect(await restarted.store.current().answer.days == [day])
         wearer.clock.set(day.advanced(by: 15).start.adding(seconds: 3600))
-        #expect(await restarted.exposureAnswer() == ExposureAnswer())
-        #expect(await restarted.rescore().windows.isEmpty)
+        #expect(await restarted.store.current().answer == ExposureAnswer())
+        #expect(await restarted.store.rescore().windows.isEmpty)
         let aged = try await restarted.runNow()
         #expect(aged.windows.isEmpty && aged.exposureDays.isEmpty)
         #expect(ExposureResults.load(from: wearer.data, now: wearer.clock.now()).results.isEmpty)
@@ -156,11 +156,11 @@ import Testing
         let path = ExposureResults.path(in: wearer.data)
         try AtomicFile.write(Array("{\"format\": 1, \"results\": [".utf8), to: path)
         let worker = try wearer.worker()
-        #expect(await worker.results.isEmpty)
+        #expect(await worker.store.results.isEmpty)
         #expect(!FileManager.default.fileExists(atPath: path))
         let aside = try FileManager.default.contentsOfDirectory(atPath: wearer.data.path).filter { $0.hasPrefix("exposure-results.json.damaged-") }
         #expect(aside.count == 1)
-        #expect(await worker.resultsRebuilding)
+        #expect(await worker.store.current().resultsRebuilding)
         // One bad result among good ones is left out; the others stay.
         try await wearer.plantSightings()
         try await wearer.serve([KeyExport(region: "US", keys: [WearerFixture.key(), WearerFixture.key(WearerFixture.alsoHeard)])])
@@ -185,14 +185,14 @@ import Testing
         ])
         try AtomicFile.write(Array(old.serialized().utf8), to: wearer.data.path(of: "detection-state.json"))
         let worker = try wearer.worker()
-        #expect(await worker.state.lastDetection == UnixTime.vectorDay.adding(seconds: 86_400))
-        #expect(await worker.exposureAnswer().days == [day.advanced(by: 1)])
+        #expect(await worker.store.state.lastDetection == UnixTime.vectorDay.adding(seconds: 86_400))
+        #expect(await worker.store.current().answer.days == [day.advanced(by: 1)])
         try await wearer.serve([])
         try await worker.runNow()
         #expect(DetectionState.load(from: wearer.data).lastDetection == wearer.clock.now())
         let restarted = try wearer.worker()
-        #expect(await restarted.rescore().windows.map(\.day) == [day.advanced(by: 1)])
-        #expect(await restarted.rescore().dailySummaries.first?.total.weightedDurationSum == 300)
+        #expect(await restarted.store.rescore().windows.map(\.day) == [day.advanced(by: 1)])
+        #expect(await restarted.store.rescore().dailySummaries.first?.total.weightedDurationSum == 300)
     }
 
     @Test func theNextDetectionTimeIsWhenTheBudgetAllowsIt() async throws {
@@ -209,7 +209,7 @@ import Testing
         // the first, and that is when the timer sleeps until and what the property shows.
         await worker.runOnTimer()
         let allowed = start.adding(seconds: 86_400)
-        #expect(await worker.nextDetection() == allowed)
+        #expect(await worker.store.current().nextDetection == allowed)
         #expect(sleeper.recorded == [.seconds(allowed.seconds - wearer.clock.now().seconds)])
     }
 }

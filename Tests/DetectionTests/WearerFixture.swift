@@ -90,7 +90,7 @@ struct WearerFixture {
     func worker(configuration: ExposureConfiguration = Self.configuration, timer: any Clock<Duration> = TestClock()) throws -> DetectionWorker {
         var downloader = KeyFileDownloader(
             indexURL: server.baseURL + "/index.txt", baseURL: server.baseURL, transport: CurlTransport(),
-            store: ProcessedFilesStore(dataDirectory: data), clock: clock, retryClock: RecordingClock())
+            retryClock: RecordingClock())
         downloader.attempts = 1
         return DetectionWorker(
             dataDirectory: data, downloader: downloader,

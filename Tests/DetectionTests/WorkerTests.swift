@@ -85,8 +85,7 @@ final class RecordingObserver: DetectionObserver {
         settings: DetectionWorker.Settings = DetectionWorker.Settings(), configurationURL: String? = nil, trustedPEM: String? = nil
     ) throws -> DetectionWorker {
         var downloader = KeyFileDownloader(
-            indexURL: server.baseURL + "/index.txt", baseURL: server.baseURL, transport: transport, store: ProcessedFilesStore(dataDirectory: data),
-            clock: clock, retryClock: RecordingClock())
+            indexURL: server.baseURL + "/index.txt", baseURL: server.baseURL, transport: transport, retryClock: RecordingClock())
         downloader.attempts = 1
         var v2 = V2Configuration()
         v2.infectiousnessForDaysSinceOnset = [0: .standard]
@@ -112,7 +111,7 @@ final class RecordingObserver: DetectionObserver {
         try await server.set(["/configuration.json": HTTPFixture.Route(status: 503, body: [])])
         try FileManager.default.removeItem(atPath: data.path(of: "processed-key-files"))
         let restarted = try worker(configurationURL: url)
-        #expect(await restarted.defaultConfiguration.v2?.bucketWeights == [50, 50, 50, 50])
+        #expect(await restarted.store.configuration.v2?.bucketWeights == [50, 50, 50, 50])
         let second = try await restarted.runNow()
         #expect(second.dailySummaries.first?.total.weightedDurationSum == 300)
 
@@ -123,15 +122,15 @@ final class RecordingObserver: DetectionObserver {
         } throws: { error in
             "\(error)".contains(url) && "\(error)".contains("immediateDurationWieght")
         }
-        #expect(await restarted.state.lastError?.contains("immediateDurationWieght") == true)
+        #expect(await restarted.store.state.lastError?.contains("immediateDurationWieght") == true)
 
         // What an authority serves is read as it serves it: Koronavilkku's answer, its rule with it.
         let served = try #require(Bundle.module.url(forResource: "koronavilkku-v2.json", withExtension: nil, subdirectory: "Fixtures/configurations"))
         try await server.set(["/configuration.json": HTTPFixture.Route(body: [UInt8](try Data(contentsOf: served)))])
         try FileManager.default.removeItem(atPath: data.path(of: "processed-key-files"))
         _ = try await restarted.runNow()
-        #expect(await restarted.defaultConfiguration.format == .googleDailySummaries)
-        #expect(await restarted.defaultConfiguration.rule == .minimumDailyScore(900))
+        #expect(await restarted.store.configuration.format == .googleDailySummaries)
+        #expect(await restarted.store.configuration.rule == .minimumDailyScore(900))
     }
 
     /// Issue 40, item 1: a second run asked for while the first waits for the authority's
@@ -158,7 +157,7 @@ final class RecordingObserver: DetectionObserver {
         try await server.release("/configuration.json")
         let result = try await first.value
         #expect(result.exposureDays.count == 1)
-        #expect(await worker.results.results.count == 1)
+        #expect(await worker.store.results.results.count == 1)
         // Afterwards runs are taken again.
         _ = try await worker.runNow()
     }
@@ -187,7 +186,7 @@ final class RecordingObserver: DetectionObserver {
         #expect(observer.count == 1)
         #expect(observer.last?.exposed == true)
         #expect(observer.progress.withLock { $0 } == (done: 1, total: 1))
-        #expect(await worker.exposureAnswer().days == [UTCDay(daysSinceEpoch: ISO8601.parseDate("2020-04-02") ?? 0)])
+        #expect(await worker.store.current().answer.days == [UTCDay(daysSinceEpoch: ISO8601.parseDate("2020-04-02") ?? 0)])
 
         // Stored: the state survives a new worker, the file is processed, the windows re-score.
         let state = DetectionState.load(from: data)
@@ -198,7 +197,7 @@ final class RecordingObserver: DetectionObserver {
         var heavier = V2Configuration()
         heavier.infectiousnessForDaysSinceOnset = [0: .standard]
         heavier.bucketWeights = [200, 200, 200, 200]
-        #expect(await again.rescore(ExposureConfiguration(v2: heavier)).dailySummaries.first?.total.weightedDurationSum == 1200)
+        #expect(await again.store.rescore(ExposureConfiguration(v2: heavier)).dailySummaries.first?.total.weightedDurationSum == 1200)
         let second = try await again.runNow()
         #expect(second.files.isEmpty)  // nothing new to download
         #expect(try AtomicFile.mode(of: data.path(of: "detection-state.json")) == 0o600)

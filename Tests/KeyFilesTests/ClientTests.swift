@@ -27,11 +27,15 @@ import Testing
         let data = DataDirectory(path: directory.path)
         var downloader = KeyFileDownloader(
             indexURL: server.baseURL + "/exposureKeyExport-US/index.txt", baseURL: server.baseURL,
-            transport: CurlTransport(), store: ProcessedFilesStore(dataDirectory: data), clock: ManualClock(.vectorDay),
-            retryClock: sleeper)
+            transport: CurlTransport(), retryClock: sleeper)
         downloader.attempts = attempts
         downloader.timeout = timeout
         return downloader
+    }
+
+    /// The index's files not processed yet, as detection's store finds them.
+    func pending(_ client: KeyFileDownloader) async throws -> [String] {
+        try ProcessedFilesStore(dataDirectory: DataDirectory(path: directory.path)).pending(try await client.index())
     }
 
     @Test func withoutABaseTheIndexLayoutDecides() async throws {
@@ -46,7 +50,7 @@ import Testing
         try await server.set(["/exposureKeyExport-US/index.txt": .text(Self.names[0] + "\n")])
         var client = try downloader()
         client.baseURL = nil
-        #expect(try await client.pendingFiles() == [server.baseURL + "/" + Self.names[0]])
+        #expect(try await pending(client) == [server.baseURL + "/" + Self.names[0]])
     }
 
     static let names = (1...4).map { "exposureKeyExport-US/16000\($0)0000-16000\($0)3600-00001.zip" }
@@ -58,17 +62,17 @@ import Testing
             "/" + Self.names[2]: HTTPFixture.Route(body: [3]), "/" + Self.names[3]: HTTPFixture.Route(body: [4]),
         ])
         let client = try downloader()
-        let pending = try await client.pendingFiles()
-        #expect(pending == Self.names[0..<3].map { server.baseURL + "/" + $0 })
-        #expect(try await client.download(pending[1]) == [2])
+        let first = try await pending(client)
+        #expect(first == Self.names[0..<3].map { server.baseURL + "/" + $0 })
+        #expect(try await client.download(first[1]) == [2])
         // Only the caller marks a file processed, after handling it.
-        try client.markProcessed([pending[0], pending[1]])
-        #expect(try await client.pendingFiles() == [pending[2]])
+        try ProcessedFilesStore(dataDirectory: DataDirectory(path: directory.path)).markProcessed([first[0], first[1]], at: .vectorDay)
+        #expect(try await pending(client) == [first[2]])
 
         // The server drops the oldest, reorders, and adds one: the set decides, not positions.
         try await server.set(["/exposureKeyExport-US/index.txt": .text([Self.names[3], Self.names[2], Self.names[1]].joined(separator: "\n") + "\n")])
         let again = try downloader()
-        #expect(try await again.pendingFiles() == [server.baseURL + "/" + Self.names[3], pending[2]])
+        #expect(try await pending(again) == [server.baseURL + "/" + Self.names[3], first[2]])
         #expect(try AtomicFile.mode(of: directory.path + "/processed-key-files") == 0o600)
     }
 
@@ -125,20 +129,20 @@ import Testing
     @Test(arguments: badIndexes)
     func wrongIndexContentIsRefusedByLine(index: String, reason: String) async throws {
         try await server.set(["/exposureKeyExport-US/index.txt": .text(index)])
-        let error = await #expect(throws: ClientError.self) { try await downloader().pendingFiles() }
+        let error = await #expect(throws: ClientError.self) { try await downloader().index() }
         #expect("\(String(describing: error))".contains(reason))
     }
 
     @Test func binaryIndexIsRefused() async throws {
         try await server.set(["/exposureKeyExport-US/index.txt": HTTPFixture.Route(body: [0xFF, 0xFE, 0x00, 0x41])])
-        let error = await #expect(throws: ClientError.self) { try await downloader().pendingFiles() }
+        let error = await #expect(throws: ClientError.self) { try await downloader().index() }
         #expect("\(String(describing: error))".contains("not UTF-8"))
     }
 
     @Test func aBadURLIsNamed() async throws {
         var client = try downloader()
         client.indexURL = "ftp://example/index.txt"
-        await #expect(throws: ClientError.http(.badURL("ftp://example/index.txt"))) { try await client.pendingFiles() }
+        await #expect(throws: ClientError.http(.badURL("ftp://example/index.txt"))) { try await pending(client) }
     }
 }
 

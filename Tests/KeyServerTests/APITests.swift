@@ -93,9 +93,8 @@ import Testing
         let exported = now.adding(seconds: 7200)
         _ = try await ExportWorker(store: store, signingKey: exportKey, settings: exportSettings).run(now: exported)
         let downloader = KeyFileDownloader(
-            indexURL: "http://server/exports/exposureKeyExport-CH/index.txt", baseURL: "http://server/exports", transport: transport,
-            store: ProcessedFilesStore(dataDirectory: .init(path: directory.path + "/device")), clock: ManualClock(exported))
-        let pending = try await downloader.pendingFiles()
+            indexURL: "http://server/exports/exposureKeyExport-CH/index.txt", baseURL: "http://server/exports", transport: transport)
+        let pending = try await downloader.index()
         #expect(pending.count == 1)
         let file = try KeyFile(
             zip: try await downloader.download(pending[0]),

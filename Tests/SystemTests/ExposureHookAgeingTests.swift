@@ -29,7 +29,7 @@ struct ExposureHookAgeingTests {
         let wall = ManualClock(day.advanced(by: 2).start.adding(seconds: 12 * 3600))
         var downloader = KeyFileDownloader(
             indexURL: planted.server.baseURL + "/index.txt", baseURL: nil, transport: CurlTransport(),
-            store: ProcessedFilesStore(dataDirectory: data), clock: wall, retryClock: RecordingClock())
+            retryClock: RecordingClock())
         downloader.attempts = 1
         var v2 = V2Configuration()
         v2.infectiousnessForDaysSinceOnset = [0: .standard]
@@ -38,7 +38,7 @@ struct ExposureHookAgeingTests {
             policy: SignaturePolicy(trustedKeys: [try VerificationKey(keyID: "310", keyVersion: "v1", pem: String(contentsOfFile: pem, encoding: .utf8))]),
             defaultConfiguration: ExposureConfiguration(v2: v2), clock: wall, timerClock: TestClock(), deadlineClock: TestClock(), logger: quiet)
         _ = try await worker.runNow()
-        #expect(await worker.exposureAnswer().days == [day])
+        #expect(await worker.store.current().answer.days == [day])
 
         // The first midnight the day is no longer shown: 15 days on (docs/detection.md, "ageing":
         // windows more than 14 days before today are not shown).
@@ -46,7 +46,7 @@ struct ExposureHookAgeingTests {
         var gone: UTCDay?
         for days in Int64(3)...20 {
             probe.set(day.advanced(by: days).start)
-            let result = DetectionPipeline.score(await worker.results, configuration: await worker.defaultConfiguration, now: probe.now())
+            let result = DetectionPipeline.score(await worker.store.results, configuration: await worker.store.configuration, now: probe.now())
             if ExposureAnswer(result.verdict).days.isEmpty {
                 gone = day.advanced(by: days)
                 break

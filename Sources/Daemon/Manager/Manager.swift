@@ -77,6 +77,8 @@ package actor Manager {
     let logger: Logger
     var settings: Settings
     var owner: OwnerState
+    /// Signalled by a reload: the settings shown as properties (Region, KeyServer) may differ.
+    nonisolated let reloaded = Changes()
 
     package init(
         dataDirectory: DataDirectory, keys: KeySchedule, log: ContactLogWriter, worker: DetectionWorker?, radioStatus: RadioStatusBoard,
@@ -103,16 +105,17 @@ package actor Manager {
         gate.set(owner.enabled)
     }
 
-    /// Settings that a reload (SIGHUP) may change.
+    /// Settings that a reload (SIGHUP) may change; Manager1 announces what they changed.
     package func reload(_ settings: Settings) {
         self.settings = settings
+        reloaded.signal()
     }
 
-    /// Whose notices say that a property may have changed: the log's activity, what is on the
-    /// air, the detection worker. (The radio status and the owner's switch are followed apart;
+    /// Whose notices say that a property may have changed: a reload, the log's activity, what is
+    /// on the air, the detection store. (The radio status and the owner's switch are followed apart;
     /// method calls announce their own changes.)
     package nonisolated var changeSources: [Changes] {
-        [log.changes, onAir.changes] + (worker.map { [$0.changes] } ?? []) + (clockTrust.map { [$0.changes] } ?? [])
+        [reloaded, log.changes, onAir.changes] + (worker.map { [$0.changes] } ?? []) + (clockTrust.map { [$0.changes] } ?? [])
             + (held.map { [$0.changes] } ?? [])
     }
 
@@ -125,7 +128,7 @@ package actor Manager {
     /// LastExposureTime) or the detection budget's next release (DetectionsRemaining).
     package func nextTimedChange() async -> UnixTime {
         let midnight = UTCDay(containing: clock.now()).start.adding(seconds: 86_400)
-        guard let release = await worker?.nextTimedChange() else { return midnight }
+        guard let release = await worker?.store.current().budgetRelease else { return midnight }
         return min(midnight, release)
     }
 
@@ -235,7 +238,7 @@ package actor Manager {
     /// Every stored window of the last 14 days, under the configured configuration.
     package func exposureWindows() async -> String {
         guard let worker else { return "[]" }
-        return await worker.rescore().json.member("windows")?.serialized() ?? "[]"
+        return await worker.store.rescore().json.member("windows")?.serialized() ?? "[]"
     }
 
     /// The daily summaries of every stored window under `configurationJSON` (the configured one
@@ -243,7 +246,7 @@ package actor Manager {
     package func dailySummaries(configurationJSON: String) async throws(ManagerError) -> String {
         let configuration = try configuration(configurationJSON)
         guard let worker else { return "[]" }
-        return await worker.rescore(configuration).json.member("daily_summaries")?.serialized() ?? "[]"
+        return await worker.store.rescore(configuration).json.member("daily_summaries")?.serialized() ?? "[]"
     }
 
     /// What the beacon heard from `since` (unix seconds; at most 14 days back) to now, as JSON
@@ -294,7 +297,7 @@ package actor Manager {
         do {
             try await keys.reset()
             try await log.eraseAll()
-            try await worker?.reset()
+            try await worker?.store.reset()
             for name in [OwnerState.fileName] {
                 try AtomicFile.remove(dataDirectory.path(of: name))
             }
@@ -310,12 +313,11 @@ package actor Manager {
     /// The status and, when it is not active, why (StatusReason), decided together; the
     /// exposure days with them.
     package func ownerStatus() async -> OwnerStatus {
-        ownerStatus(exposureDays: await worker?.exposureAnswer().days ?? [], detectionProblem: await worker?.state.lastError)
+        ownerStatus(await worker?.store.current() ?? DetectionSnapshot())
     }
 
-    /// The status with the exposure days and the last detection's problem already asked for
-    /// (`properties` asks the worker once).
-    private func ownerStatus(exposureDays: [UTCDay], detectionProblem: String?) -> OwnerStatus {
+    /// The status with detection's snapshot already asked for (`snapshot` asks the store once).
+    private func ownerStatus(_ detection: DetectionSnapshot) -> OwnerStatus {
         let radio = radioStatus.status
         let (status, reason): (Manager1.Status, String) =
             if settings.radio == .none {
@@ -333,35 +335,27 @@ package actor Manager {
                 case .starting, .none: (.unknown, "the radio is starting")
                 }
             }
-        return OwnerStatus(status: status, reason: reason, exposureDays: exposureDays, detectionProblem: detectionProblem)
+        return OwnerStatus(status: status, reason: reason, exposureDays: detection.answer.days, detectionProblem: detection.lastError)
+    }
+
+    /// Manager1's properties now, assembled from what their owners hold in memory: no file is read.
+    package func snapshot() async -> ManagerSnapshot {
+        let detection = await worker?.store.current() ?? DetectionSnapshot()
+        let owner = ownerStatus(detection)
+        let radio = radioStatus.status
+        return ManagerSnapshot(
+            owner: owner, authorization: self.owner.authorization.rawValue, enabled: self.owner.enabled, radio: settings.radio,
+            advertising: self.owner.enabled && radio == .active,
+            // What is on the air, only while it is: after a fault the advertiser is not asked to stop.
+            beacon: owner.status == .active ? onAir.value : nil, log: await log.activity(), heldAggregates: await held?.count.aggregates ?? 0,
+            detection: detection, keyServer: settings.keyServer, region: settings.region, clockTrusted: clock.distrust == nil,
+            clockOffsetMilliseconds: clockTrust?.verdict.offsetMilliseconds ?? 0)
     }
 
     /// The values of Manager1's properties now.
     package func properties() async -> [Manager1.Property: PropertyValue] {
-        let radio = radioStatus.status
-        let answer = await worker?.exposureAnswer() ?? ExposureAnswer()
-        let state = await worker?.state
-        let told = ownerStatus(exposureDays: answer.days, detectionProblem: state?.lastError)
-        let (status, reason) = (told.status, told.statusReason)
-        // What is on the air, only while it is: after a fault the advertiser is not asked to stop.
-        let beacon = status == .active ? onAir.value : nil
-        let logState = await log.activity()
-        return [
-            .status: .string(status.rawValue), .statusReason: .string(reason), .authorizationStatus: .string(owner.authorization.rawValue),
-            .enabled: .boolean(owner.enabled),
-            .radioBackend: .string(settings.radio.description), .advertising: .boolean(owner.enabled && radio == .active),
-            .advertisingSince: .time(beacon?.since), .address: .string(beacon?.address?.description ?? ""),
-            .rpiInterval: .count(Int(beacon?.interval.rawValue ?? 0)), .nextRotation: .time(beacon?.nextRotation),
-            .lastScanTime: .time(logState.lastWindowEnd), .sightingsToday: .count(logState.aggregatesToday),
-            .heldSightings: .count(await held?.count.aggregates ?? 0),
-            .lastDetectionTime: .time(state?.lastDetection), .lastDetectionError: .string(state?.lastError ?? ""),
-            .detectionsRemaining: .count(await worker?.remainingRuns() ?? 0), .nextDetectionTime: .time(await worker?.nextDetection()),
-            .keyServer: .string(settings.keyServer), .lastDownloadTime: .time(state?.lastDownload),
-            .exposureDays: .strings(answer.days.map(\.description)), .lastExposureTime: .time(answer.lastExposure),
-            .exposureClassification: .count(answer.classification?.index ?? 0), .exposureClassificationName: .string(answer.classification?.name ?? ""),
-            .region: .string(settings.region), .version: .string(GaendVersion.string),
-            .clockTrusted: .boolean(clock.distrust == nil), .clockOffset: .signed(clockTrust?.verdict.offsetMilliseconds ?? 0),
-        ]
+        let snapshot = await snapshot()
+        return Dictionary(uniqueKeysWithValues: Manager1.Property.allCases.map { ($0, snapshot.value(of: $0)) })
     }
 
     /// A property value, kept free of D-Bus types.

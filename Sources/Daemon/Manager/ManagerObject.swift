@@ -15,8 +15,9 @@ package struct ManagerObject: Sendable {
     let bus: DBusConnection
     let authorizer: Authorizer
     let readers: PrivateReaders
-    /// Asks the property publisher to look for changes now.
-    let changed: @Sendable () -> Void
+    /// The properties last published (Get and GetAll read them), and a refresh of them.
+    let properties: @Sendable () -> ManagerSnapshot
+    let refresh: @Sendable () async -> Void
     /// The audit trail: one notice line per call that releases keys, shares, resets, enables or
     /// disables, or records a test result, with the caller's uid as the bus knows it.
     let audit: Logger
@@ -25,14 +26,15 @@ package struct ManagerObject: Sendable {
     let logger = Logger(label: "gaend.dbus")
 
     package init(
-        manager: Manager, bus: DBusConnection, readers: PrivateReaders, changed: @escaping @Sendable () -> Void,
-        audit: Logger = Logger(label: "gaend.audit")
+        manager: Manager, bus: DBusConnection, readers: PrivateReaders, properties: @escaping @Sendable () -> ManagerSnapshot,
+        refresh: @escaping @Sendable () async -> Void, audit: Logger = Logger(label: "gaend.audit")
     ) {
         self.manager = manager
         self.bus = bus
         self.readers = readers
         self.authorizer = Authorizer(bus: bus)
-        self.changed = changed
+        self.properties = properties
+        self.refresh = refresh
         self.audit = audit
     }
 
@@ -44,7 +46,8 @@ package struct ManagerObject: Sendable {
             keys.map { .structure([.bytes($0.keyData.bytes), .uint32($0.rollingStartIntervalNumber.rawValue), .uint32($0.rollingPeriod), .uint32(0)]) })
     }
 
-    /// Runs `body`, maps its failure to its D-Bus name, and has the properties looked at after.
+    /// Runs `body`, maps its failure to its D-Bus name, and publishes the properties it changed
+    /// before the reply (BlueZ's adapter.c emits its PropertiesChanged so, inside the handler).
     /// With `audited`, one notice line records the action, the caller's uid and the outcome (and how
     /// many keys left, never the keys).
     ///
@@ -55,7 +58,7 @@ package struct ManagerObject: Sendable {
     private func perform(
         _ call: DBusMethodCall, audited action: String? = nil, _ body: () async throws(ManagerError) -> [DBusValue]
     ) async throws -> [DBusValue] {
-        defer { changed() }
+        let outcome: Result<[DBusValue], ManagerError>
         do throws(ManagerError) {
             guard await readers.allows(call.sender) else {
                 throw .notAuthorized(
@@ -63,13 +66,18 @@ package struct ManagerObject: Sendable {
             }
             let result = try await body()
             if let action { await record(action, call, outcome: "done", keys: action.hasPrefix("key release") ? result.first?.arrayElements?.count : nil) }
-            return result
+            outcome = .success(result)
         } catch {
             if let action { await record(action, call, outcome: error.dbusError.name.rawValue, keys: nil) }
             if case .internal(let message) = error {
                 logger.warning("\(call.message.member ?? "a call") failed", metadata: ["error": "\(message)", "sender": "\(call.sender)"])
             }
-            throw error.dbusError
+            outcome = .failure(error)
+        }
+        await refresh()
+        switch outcome {
+        case .success(let values): return values
+        case .failure(let error): throw error.dbusError
         }
     }
 
@@ -82,6 +90,7 @@ package struct ManagerObject: Sendable {
 
     package var table: DBusInterface {
         let manager = manager
+        let properties = properties
         let authorizer = authorizer
         let readers = readers
         let privateReader: @Sendable (String) async -> Bool = { await readers.allows($0) }
@@ -210,7 +219,7 @@ package struct ManagerObject: Sendable {
             ],
             properties: Manager1.Property.allCases.map { property in
                 DBusProperty(property.rawValue, Self.type(of: property), readableBy: property.isPrivate ? privateReader : nil) {
-                    Self.value(await manager.properties()[property], of: property)
+                    Self.value(properties().value(of: property), of: property)
                 }
             },
             signals: [

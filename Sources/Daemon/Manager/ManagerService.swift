@@ -64,7 +64,13 @@ package struct ManagerService: Service {
             logger.warning(
                 "owner-group does not exist: only root and gaend's user read the exposure answer over D-Bus", metadata: ["group": "\(ownerGroup)"])
         }
-        let object = ManagerObject(manager: manager, bus: connection, readers: PrivateReaders(bus: connection, group: group), changed: { trigger.yield() })
+        // What clients can read from the export on, before anything that follows may change it:
+        // the base every announcement is diffed against.
+        let initial = await manager.snapshot()
+        let publisher = PropertyPublisher(manager: manager, connection: connection, notifier: notifier, initial: initial)
+        let object = ManagerObject(
+            manager: manager, bus: connection, readers: PrivateReaders(bus: connection, group: group), properties: { publisher.snapshot },
+            refresh: { await publisher.refresh() })
         try await connection.export(Manager1.objectPath, interfaces: [object.table])
         do {
             switch try await connection.requestName(Manager1.busName) {
@@ -79,13 +85,8 @@ package struct ManagerService: Service {
         signals.attach(connection)
         defer { signals.attach(nil) }
         logger.notice("on the bus", metadata: ["name": "\(Manager1.busName)", "unique": "\(connection.uniqueName)"])
-        let readyStatus = await Self.statusLine(manager)
-        notifier.notify("READY=1\nSTATUS=\(readyStatus)")
+        notifier.notify("READY=1\nSTATUS=\(initial.owner.systemdLine)")
 
-        // What clients could read at READY, before anything that follows it may change: the base
-        // every announcement is diffed against (read inside the announcing task, it could miss a
-        // change made meanwhile).
-        let initial = await manager.properties()
         await withTaskGroup(of: Void.self) { group in
             let ticks = ticks
             // Manager1's calls, each answered in a child of this group.
@@ -94,25 +95,7 @@ package struct ManagerService: Service {
                 await manager.followChanges(radioStatus: radioStatus, gate: gate, ticks: ticks) { trigger.yield() }
             }
             group.addTask {
-                var published = initial
-                var lastStatus = readyStatus
-                for await _ in triggers {
-                    let now = await manager.properties()
-                    let changes = now.filter { published[$0.key] != $0.value }
-                    if !changes.isEmpty {
-                        var values = [String: DBusValue]()
-                        for property in Manager1.Property.allCases where changes[property] != nil {
-                            values[property.rawValue] = ManagerObject.value(changes[property], of: property)
-                        }
-                        try? connection.emitPropertiesChanged(path: Manager1.objectPath, interface: Manager1.interface, changed: values)
-                        published = now
-                    }
-                    let status = await Self.statusLine(manager)
-                    if status != lastStatus {
-                        notifier.notify("STATUS=\(status)")
-                        lastStatus = status
-                    }
-                }
+                for await _ in triggers { await publisher.refresh() }
             }
             group.addTask {
                 await connection.disconnected()
@@ -129,10 +112,6 @@ package struct ManagerService: Service {
             throw ManagerServiceError("the bus connection was lost")
         }
         notifier.notify("STOPPING=1")
-    }
-
-    static func statusLine(_ manager: Manager) async -> String {
-        await manager.ownerStatus().systemdLine
     }
 }
 

@@ -20,7 +20,11 @@ package enum DetectionWorkerError: Error, Equatable, Sendable, CustomStringConve
     case download(ClientError)
     /// The health authority's exposure configuration could not be fetched (and none is cached).
     case configurationDownload(ClientError)
-    case detection(String)
+    /// The configuration the health authority served is not one gaend can score with: scoring with
+    /// something the authority did not mean is worse than not scoring.
+    case configuration(url: String, ConfigurationError)
+    /// Matching failed: the contact log could not be read, or a file's keys not streamed.
+    case pipeline(DetectionError)
     /// A file of the data directory could not be read or written.
     case storage(FileSystemError)
     /// The list of processed files could not be written (a `ClientError.local`).
@@ -35,7 +39,8 @@ package enum DetectionWorkerError: Error, Equatable, Sendable, CustomStringConve
         case .deadlineExceeded(let after): return "the detection did not finish within \(after) and was cancelled"
         case .download(let cause): return "downloading key files: \(cause)"
         case .configurationDownload(let cause): return "downloading the exposure configuration: \(cause)"
-        case .detection(let reason): return "detection: \(reason)"
+        case .configuration(let url, let cause): return "detection: exposure configuration \(url): \(cause)"
+        case .pipeline(let cause): return "detection: \(cause)"
         case .storage(let cause): return "storing detection state: \(cause)"
         case .processedFiles(let cause): return "recording the processed files: \(cause)"
         }

@@ -15,10 +15,19 @@ enum RemoteConfiguration {
         return try? ExposureConfiguration(json: Data(bytes))
     }
 
-    /// Parses `bytes` and, if they are a configuration, keeps them as the cached one.
-    static func accept(_ bytes: [UInt8], in dataDirectory: DataDirectory) throws -> ExposureConfiguration {
-        let configuration = try ExposureConfiguration(json: Data(bytes))
-        try AtomicFile.write(bytes, to: dataDirectory.path(of: fileName))
+    /// Parses `bytes` served at `url` and, if they are a configuration, keeps them as the cached one.
+    static func accept(_ bytes: [UInt8], from url: String, in dataDirectory: DataDirectory) throws(DetectionWorkerError) -> ExposureConfiguration {
+        let configuration: ExposureConfiguration
+        do {
+            configuration = try ExposureConfiguration(json: Data(bytes))
+        } catch {
+            throw .configuration(url: url, error)
+        }
+        do {
+            try AtomicFile.write(bytes, to: dataDirectory.path(of: fileName))
+        } catch {
+            throw .storage(error)
+        }
         return configuration
     }
 }

@@ -3,12 +3,10 @@
 package import ENCore
 package import Logging
 
-/// Downloads new key files with the reference server's index method: fetch `index.txt` (one path a
-/// line, oldest first), turn each line into an absolute URL under the base URL, and download the ones
-/// not yet processed, in index order.
-///
-/// A file is marked processed only by the caller, after it was fully handled (detection), so a
-/// failed run downloads it again next time. Downloads have a timeout and a size cap, and transient
+/// Downloads key files with the reference server's index method: fetch `index.txt` (one path a
+/// line, oldest first) and turn each line into an absolute URL under the base URL. Which of them
+/// are new is the caller's (`ProcessedFilesStore.pending`): a file is marked processed only after
+/// it was fully handled, so a failed run downloads it again next time. Downloads have a timeout and a size cap, and transient
 /// failures are retried with exponential backoff.
 package struct KeyFileDownloader: Sendable {
     package var indexURL: String
@@ -17,8 +15,6 @@ package struct KeyFileDownloader: Sendable {
     package var transport: any HTTPTransport
     /// Where retry waits pass: the continuous clock, or a test's clock that never makes a test wait.
     package var retryClock: any Clock<Duration>
-    package var store: ProcessedFilesStore
-    package var clock: any WallClock
     package var timeout: Duration = .seconds(60)
     /// Attempts per request, the first included.
     package var attempts = 4
@@ -28,24 +24,20 @@ package struct KeyFileDownloader: Sendable {
     private let logger: Logger
 
     package init(
-        indexURL: String, baseURL: String?, transport: any HTTPTransport, store: ProcessedFilesStore, clock: any WallClock,
-        retryClock: any Clock<Duration> = ContinuousClock(), logger: Logger = Logger(label: "gaend.download")
+        indexURL: String, baseURL: String?, transport: any HTTPTransport, retryClock: any Clock<Duration> = ContinuousClock(),
+        logger: Logger = Logger(label: "gaend.download")
     ) {
         self.indexURL = indexURL
         self.baseURL = baseURL
         self.transport = transport
-        self.store = store
         self.retryClock = retryClock
-        self.clock = clock
         self.logger = logger
     }
 
-    /// The absolute URLs of the index's files that were not processed yet, in index order.
-    package func pendingFiles() async throws(ClientError) -> [String] {
+    /// The absolute URLs of the index's files, in index order.
+    package func index() async throws(ClientError) -> [String] {
         let response = try await get(indexURL, limit: Self.maximumIndexBytes)
-        let urls = try Self.parseIndex(response.body, baseURL: baseURL, indexURL: indexURL)
-        let processed = try store.load()
-        return urls.filter { processed[$0] == nil }
+        return try Self.parseIndex(response.body, baseURL: baseURL, indexURL: indexURL)
     }
 
     /// One key file's bytes (at most the archive limit).
@@ -57,11 +49,6 @@ package struct KeyFileDownloader: Sendable {
     /// retries and a size cap.
     package func fetch(_ url: String, limit: Int) async throws(ClientError) -> [UInt8] {
         try await get(url, limit: limit).body
-    }
-
-    /// Records that a run's `urls` were fully handled, in one write.
-    package func markProcessed(_ urls: [String]) throws(ClientError) {
-        try store.markProcessed(urls, at: clock.now())
     }
 
     /// What a line of an index may hold: the unreserved and sub-delimiter characters of a URL path.

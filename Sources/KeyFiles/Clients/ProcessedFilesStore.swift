@@ -67,6 +67,12 @@ package struct ProcessedFilesStore: Sendable {
         return entries
     }
 
+    /// The `index`'s URLs not processed yet, in index order.
+    package func pending(_ index: [String]) throws(ClientError) -> [String] {
+        let done = try load()
+        return index.filter { done[$0] == nil }
+    }
+
     /// Adds a run's `urls` in one write, drops entries past the retention and past the bounds
     /// (oldest first), and writes the set atomically.
     package func markProcessed(_ urls: [String], at time: UnixTime) throws(ClientError) {

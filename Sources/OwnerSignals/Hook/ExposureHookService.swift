@@ -102,8 +102,9 @@ package struct ExposureHookService: Service {
         guard clock.distrust == nil, await runner.isConfigured else { return nil }
         // Results lost to a damaged file are being matched again: an answer without the days the
         // owner was told of is not news, and the days told stay as they were (issue 40).
-        guard await !worker.resultsRebuilding else { return nil }
-        let answer = await worker.exposureAnswer()
+        let detection = await worker.store.current()
+        guard !detection.resultsRebuilding else { return nil }
+        let answer = detection.answer
         guard let (event, newDays) = trigger.decide(answer.days) else {
             if trigger.told != answer.days {
                 trigger.commit(answer.days)
