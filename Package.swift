@@ -266,7 +266,7 @@ let package = Package(
             name: "DaemonTests",
             dependencies: [
                 "Daemon", "OwnerSignals", "Beacon", "HCI", "DBus", "GaendAPI", "GaendConfiguration", "ENCore", "KeySchedule", "ContactLog", "KeyFiles",
-                "Storage",
+                "Detection", "Storage",
                 "SystemCalls", "ClockTrust",
                 "GaendTestSupport",
                 .product(name: "Logging", package: "swift-log"),
@@ -279,7 +279,7 @@ let package = Package(
             name: "BeaconTests",
             dependencies: [
                 "Beacon", "HCIBeacon", "HCI", "GaendConfiguration", "ENCore", "ENCrypto", "KeySchedule", "ContactLog", "Storage", "SystemCalls",
-                "ClockTrust", "GaendTestSupport",
+                "ClockTrust", "Replay", "GaendTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
                 .product(name: "InMemoryLogging", package: "swift-log"),

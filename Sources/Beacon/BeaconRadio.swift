@@ -38,8 +38,8 @@ package struct Sighting: Hashable, Sendable {
     }
 }
 
-/// What a back end heard, as a scan window counts it: a GAEN sighting, another advertisement (or a
-/// scan response), or a frame that claims to be GAEN but is malformed.
+/// What a back end heard, as a scan window counts it: a GAEN sighting (from an advertisement or a
+/// scan response), another frame, or a frame that claims to be GAEN but is malformed.
 package enum RadioReport: Hashable, Sendable {
     case sighting(Sighting)
     case other

@@ -8,7 +8,8 @@ package import GaendConfiguration
 /// Listens in scan windows, aggregates what it hears per RPI, and appends each window to the
 /// contact log when it ends. Passive scanning, duplicates not filtered, reports from both report
 /// events; a frame is GAEN when it carries 0xFD6F service data (Android frames without Flags and
-/// ADV_SCAN_IND included); scan responses and everything else are counted and dropped.
+/// ADV_SCAN_IND included, and scan responses: `AdvertisingReport.content`); everything else is
+/// counted and dropped.
 package actor Scanner {
     private let radio: any BeaconRadio
     private let log: ContactLogWriter

@@ -96,16 +96,14 @@ package actor HCIRadio: BeaconRadio {
 }
 
 extension HCIRadio {
-    /// An HCI advertising report as a scan window counts it, parsed here at the HCI edge: a scan
-    /// response or a frame without 0xFD6F service data is `other`; a GAEN frame that does not parse
-    /// is `malformed`.
+    /// An HCI advertising report as a scan window counts it, by the one rule of what a report holds
+    /// (`AdvertisingReport.content`): 0xFD6F service data that parses is a sighting (a scan
+    /// response's too), other frames are `other`, a GAEN frame that does not parse is `malformed`.
     package static func report(_ report: AdvertisingReport) -> RadioReport {
-        guard !report.isScanResponse else { return .other }
-        do {
-            guard let payload = try ExposureNotificationPayload(parsing: report.data) else { return .other }
-            return .sighting(Sighting(payload: payload, rssi: report.rssi, address: report.address))
-        } catch {
-            return .malformed
+        switch report.content {
+        case .exposure(let payload): .sighting(Sighting(payload: payload, rssi: report.rssi, address: report.address))
+        case .other: .other
+        case .malformed: .malformed
         }
     }
 }

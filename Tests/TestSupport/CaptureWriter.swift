@@ -36,8 +36,13 @@ package struct CaptureWriter {
 
     /// An LE Advertising Report of `payload` (as Android sends it: no Flags), at `rssi`.
     package mutating func hear(_ payload: ExposureNotificationPayload, rssi: Int8, at time: UnixTime) {
-        let data = payload.advertisingData(includingFlags: false)
-        let report: [UInt8] = [0x02, 1, 0x03, 0x01] + [1, 2, 3, 4, 5, 0xC6] + [UInt8(data.count)] + data + [UInt8(bitPattern: rssi)]
+        hear(data: payload.advertisingData(includingFlags: false), eventType: 0x03, rssi: rssi, at: time)
+    }
+
+    /// A legacy LE Advertising Report of any data: `eventType` 0x00–0x03 an advertisement's PDU
+    /// type, 0x04 a scan response.
+    package mutating func hear(data: [UInt8], eventType: UInt8, rssi: Int8, at time: UnixTime) {
+        let report: [UInt8] = [0x02, 1, eventType, 0x01] + [1, 2, 3, 4, 5, 0xC6] + [UInt8(data.count)] + data + [UInt8(bitPattern: rssi)]
         record([0x04, 0x3E, UInt8(report.count)] + report, at: time)
     }
 

@@ -122,7 +122,7 @@ package actor DetectionWorker {
             throw await failed(error)
         }
         let store = store
-        let outcome = await withDeadline { () async throws(DetectionWorkerError) in
+        let outcome = await RunDeadline(settings.deadline, clock: deadlineClock).run { () async throws(DetectionWorkerError) in
             try await self.perform(configuration: configuration, results: await store.results, downloader: downloader)
         }
         switch outcome {
@@ -238,39 +238,6 @@ package actor DetectionWorker {
         return (run, pending)
     }
 
-    /// Runs `body` and cancels it when the deadline passes first.
-    private func withDeadline<Value: Sendable>(
-        _ body: @escaping @Sendable () async throws(DetectionWorkerError) -> Value
-    ) async -> Result<Value, DetectionWorkerError> {
-        let deadline = settings.deadline
-        let deadlineClock = deadlineClock
-        return await withTaskGroup(of: Result<Value, DetectionWorkerError>?.self) { group in
-            group.addTask {
-                do throws(DetectionWorkerError) {
-                    return .success(try await body())
-                } catch {
-                    return .failure(error)
-                }
-            }
-            group.addTask {
-                do {
-                    try await deadlineClock.sleep(for: deadline)
-                } catch {
-                    return nil
-                }
-                return .failure(.deadlineExceeded(after: deadline))
-            }
-            var outcome: Result<Value, DetectionWorkerError> = .failure(.deadlineExceeded(after: deadline))
-            for await next in group {
-                guard let next else { continue }
-                outcome = next
-                break
-            }
-            group.cancelAll()
-            return outcome
-        }
-    }
-
     /// Records a run that failed (LastDetectionError, the journal, DetectionFinished); the error,
     /// to throw.
     private func failed(_ error: DetectionWorkerError) async -> DetectionWorkerError {
@@ -282,30 +249,7 @@ package actor DetectionWorker {
     private func finish(_ outcome: DetectionOutcome, answer: ExposureAnswer) async {
         var outcome = outcome
         outcome.answer = answer
-        if let error = outcome.error {
-            logger.error("exposure detection failed", metadata: ["error": "\(error)"])
-        } else if let result = outcome.result {
-            // The journal line: counts only, never a key or an identifier; a warning, naming the
-            // refused files, when not every file was checked.
-            var metadata: Logger.Metadata = [
-                "keys": "\(result.statistics.keys)", "matchedKeys": "\(result.statistics.matchedKeys)",
-                "newResults": "\(result.statistics.newResults)", "revisions": "\(result.statistics.revisions)",
-                "windows": "\(result.windows.count)", "exposedDays": "\(result.exposureDays.count)",
-            ]
-            if let refusals = result.refusals {
-                for file in refusals.refused {
-                    logger.warning(
-                        "key file refused: its keys were not checked",
-                        metadata: [
-                            "file": "\(OutsideText.escaped(file.name))", "verdict": "\(file.verdict.name)", "reason": "\(file.verdict.reason ?? "")",
-                        ])
-                }
-                metadata["refused"] = "\(refusals)"
-                logger.warning("exposure detection finished, but not every key file was checked", metadata: metadata)
-            } else {
-                logger.notice("exposure detection finished", metadata: metadata)
-            }
-        }
+        DetectionJournal(logger: logger).record(outcome)
         await observer?.detectionFinished(outcome)
     }
 }

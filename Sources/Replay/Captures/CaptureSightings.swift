@@ -86,9 +86,10 @@ package struct CaptureSightings: Sendable {
         if let payload = ExposureNotificationPayload(serviceDataValue: value) { advertised.insert(payload) }
     }
 
-    /// An event: each advertising report with 0xFD6F service data is a sighting. An event the HCI
-    /// parser refuses is not a report gaend would have taken either, and is skipped; a report
-    /// whose GAEN service data is malformed likewise.
+    /// An event: each advertising report is read by the scanner's rule (`AdvertisingReport.content`),
+    /// so a capture's sightings are the ones gaend would have kept. An event the HCI parser refuses
+    /// is not a report gaend would have taken either, and is skipped; a report whose GAEN service
+    /// data is malformed is counted with the other reports, as the scanner counts it apart.
     private mutating func takeEvent(_ packet: CapturedPacket, record: Int, file: String) throws(CaptureError) {
         guard let event = try? HCIEvent(packet: Array(packet.bytes.dropFirst())) else { return }
         if case .commandComplete(_, let opcode, _) = event, Self.scanEnableOpcodes.contains(opcode.rawValue), offSent != nil {
@@ -97,7 +98,7 @@ package struct CaptureSightings: Sendable {
         }
         guard case .advertisingReports(let reports) = event else { return }
         for report in reports {
-            guard let payload = try? ExposureNotificationPayload(parsing: report.data) else {
+            guard case .exposure(let payload) = report.content else {
                 guard otherReports.count < Self.maximumHeard else {
                     throw CaptureError(file: file, record: record, problem: "more than \(Self.maximumHeard) other advertising reports in one capture")
                 }
