@@ -23,7 +23,8 @@ package final class ExportInput {
     private let read: Read?
     private let observe: ((UnsafeRawBufferPointer) -> Void)?
 
-    /// A whole export.bin, fed as one chunk.
+    /// A whole export.bin, fed as one chunk (copied into the input's own buffer, which a window's
+    /// bytes are read from alike).
     package init(_ bytes: [UInt8], observe: ((UnsafeRawBufferPointer) -> Void)? = nil) {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bytes.count, 1), alignment: 16)
         bytes.withUnsafeBytes { buffer.copyMemory(from: $0) }
@@ -37,9 +38,8 @@ package final class ExportInput {
 
     /// An export.bin read a chunk at a time by `read`, which fills what it can of the buffer it is
     /// given and returns how much, 0 at the end.
-    package init(window: Int = ExportInput.window, observe: ((UnsafeRawBufferPointer) -> Void)? = nil, read: @escaping Read) {
-        precondition(window >= KeyFileLimits.maximumMessageBytes + 20, "a window must hold a whole message with its tag and length")
-        buffer = .allocate(byteCount: window, alignment: 16)
+    package init(observe: ((UnsafeRawBufferPointer) -> Void)? = nil, read: @escaping Read) {
+        buffer = .allocate(byteCount: Self.window, alignment: 16)
         sourceEnded = false
         self.read = read
         self.observe = observe
