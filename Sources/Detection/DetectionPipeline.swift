@@ -98,7 +98,7 @@ extension DetectionError: Equatable {
 /// run) can only revise its report type, and `revised_keys` revise stored results and are never
 /// matched. Files are matched one at a time, their keys streamed from export.bin a round at a time
 /// (`keysPerRound`), so a file's keys are never all in memory, and export.bin is streamed from the
-/// archive (`StreamedKeyFile`, `ExportStream`), so neither is the file; a file's keys are read only
+/// archive (`JudgedKeyFile`, `KeyStream`), so neither is the file; a file's keys are read only
 /// after its signature verified over export.bin's raw bytes. A file that does not verify, or whose batch is
 /// incomplete, is not matched and is reported with its verdict (and 0 keys when they were not read).
 package struct DetectionPipeline: Sendable {
@@ -147,7 +147,7 @@ package struct DetectionPipeline: Sendable {
         for source in files {
             let name = source.name
             do {
-                let file = try StreamedKeyFile(archive: try source.archive(), policy: policy)
+                let file = try JudgedKeyFile(archive: try source.archive(), policy: policy)
                 guard file.verdict.isVerified else {
                     verdicts.append(KeyFileOutcome(name: name, verdict: file.verdict, keys: 0, ignoredEntries: file.ignoredEntries))
                     continue
@@ -210,9 +210,9 @@ package struct DetectionPipeline: Sendable {
         statistics: inout MatchStatistics
     ) async throws(DetectionError) {
         let name = source.name
-        let keys: StreamedKeys
+        let keys: KeyStream
         do {
-            keys = try ExportStream.keys(KeyFileEntries(archive: source.archive()))
+            keys = try KeyStream(KeyFileEntries(archive: source.archive()))
         } catch {
             throw .keyFile(name: name, error)
         }
@@ -256,9 +256,9 @@ package struct DetectionPipeline: Sendable {
         statistics: inout MatchStatistics, progressState: inout (done: Int, total: Int),
         progress: (@Sendable (_ keysDone: Int, _ keysTotal: Int) -> Void)?
     ) async throws(DetectionError) {
-        let keys: StreamedKeys
+        let keys: KeyStream
         do {
-            keys = try ExportStream.keys(entries)
+            keys = try KeyStream(entries)
         } catch {
             throw .keyFile(name: name, error)
         }
@@ -299,7 +299,7 @@ package struct DetectionPipeline: Sendable {
         }
         // revised_keys relabel what is stored and are never matched (GMS matches `keys` only).
         do {
-            let revisedKeys = try ExportStream.keys(entries, revised: true)
+            let revisedKeys = try KeyStream(entries, revised: true)
             while let key = try revisedKeys.next() {
                 if results.revise(key, configuration: v2) {
                     statistics.revisions += 1

@@ -68,7 +68,7 @@ enum HostileExport {
         #expect("\(expected)" == "key 750001 is over the limit of 750000 keys (keys and revised keys, counted as read)")
         // Revised keys count towards the same limit.
         let mixed = [UInt8](repeatElement([UInt8(0x42), 0], count: 400_000).joined()) + [UInt8](repeatElement([UInt8(0x3A), 0], count: 400_000).joined())
-        #expect(throws: expected) { try ExportReader(ExportBinary.header + mixed) }
+        #expect(throws: expected) { try ExportSummary(reading: ExportInput(ExportBinary.header + mixed)) }
     }
 
     /// 750,000 keys, all invalid: the file is read, every drop counted, a thousand reasons kept.
@@ -82,13 +82,14 @@ enum HostileExport {
         #expect(file.export.droppedCount == KeyFileLimits.maximumKeys)
         #expect(file.export.dropped.count == KeyFileLimits.maximumDroppedReasons)
         #expect(file.export.dropped.last?.description == "key 999: key_data is 0 bytes, not 16")
-        let reader = try ExportReader(ExportBinary.header + body)
-        #expect(reader.keyMessages == KeyFileLimits.maximumKeys)
-        #expect(try reader.check() == (keys: 0, revisedKeys: 0, dropped: KeyFileLimits.maximumKeys))
+        let summary = try ExportSummary(reading: ExportInput(ExportBinary.header + body))
+        #expect(summary.keyMessages == KeyFileLimits.maximumKeys)
+        #expect(try summary.check() == (keys: 0, revisedKeys: 0, dropped: KeyFileLimits.maximumKeys))
     }
 
     /// The verdict comes from the header and the raw bytes: a file whose keys cannot even be
-    /// decoded is judged without reading them, and only a reader of its keys meets the fault.
+    /// decoded is judged all the same, and the fault is met only by the check and by a reader of
+    /// its keys.
     @Test func theSignatureIsJudgedBeforeAnyKeyIsRead() throws {
         let good = HostileExport.key(
             DiagnosisKey(key: try TemporaryExposureKey(keyData: .zero, rollingStartIntervalNumber: ENIntervalNumber(rawValue: 2_700_000))))
@@ -98,10 +99,11 @@ enum HostileExport {
         let forged = try JudgedKeyFile(zip: try HostileExport.archive(body, signer: other), policy: policy)
         #expect(forged.verdict.name == "bad-signature")
         #expect(forged.header.region == "US" && forged.header.signatureInfos.count == 1)
-        #expect(forged.reader.keyMessages == 2)
+        #expect(forged.keyMessages == 2)
         let signed = try JudgedKeyFile(zip: try HostileExport.archive(body, signer: writer), policy: policy)
         #expect(signed.verdict.isVerified)
-        var keys = signed.reader.keys()
+        #expect(throws: KeyFileError.malformed("export.bin: key 1: malformed protobuf")) { try signed.check() }
+        let keys = try signed.keys()
         #expect(try keys.next() != nil)
         #expect(throws: KeyFileError.malformed("export.bin: key 1: malformed protobuf")) { try keys.next() }
         // The tools' whole read meets it too.
@@ -118,9 +120,9 @@ enum HostileExport {
             body += HostileExport.key(key)
             if index % 100 == 0 { body += [0x42] + HostileExport.key(keys[index]).dropFirst() }  // the same key in revised_keys
         }
-        let reader = try ExportReader(ExportBinary.header + body)
-        #expect(reader.keyMessages == 303)
-        var stream = reader.keys()
+        let summary = try ExportSummary(reading: ExportInput(ExportBinary.header + body))
+        #expect(summary.keyMessages == 300 && summary.revisedKeyMessages == 3)
+        let stream = KeyStream(ExportInput(ExportBinary.header + body))
         var read = [DiagnosisKey]()
         while let key = try stream.next() { read.append(key) }
         #expect(
@@ -130,7 +132,7 @@ enum HostileExport {
                     clamped.transmissionRiskLevel = min(key.transmissionRiskLevel, 8)
                     return clamped
                 })
-        var revised = reader.keys(revised: true)
+        let revised = KeyStream(ExportInput(ExportBinary.header + body), revised: true)
         var revisedRead = [DiagnosisKey]()
         while let key = try revised.next() { revisedRead.append(key) }
         #expect(revisedRead == [read[0], read[100], read[200]])
@@ -143,11 +145,14 @@ enum HostileExport {
     @Test func headerFieldsAndExportSigAreBounded() throws {
         let infos = [UInt8](repeatElement([UInt8(0x32), 0], count: KeyFileLimits.maximumSignatureInfos + 1).joined())
         #expect(throws: KeyFileError.malformed("export.bin: more than 100 signature infos, over the limit")) {
-            try ExportReader(ExportBinary.header + infos)
+            try ExportSummary(reading: ExportInput(ExportBinary.header + infos))
         }
-        #expect(try ExportReader(ExportBinary.header + infos.dropLast(2)).header.signatureInfos.count == KeyFileLimits.maximumSignatureInfos)
+        #expect(
+            try ExportSummary(reading: ExportInput(ExportBinary.header + infos.dropLast(2))).header.signatureInfos.count == KeyFileLimits.maximumSignatureInfos)
         let region = HostileExport.field(3, [UInt8](repeating: 0x41, count: KeyFileLimits.maximumHeaderStringBytes + 1))
-        #expect(throws: KeyFileError.malformed("export.bin: region is 1025 bytes, over the limit of 1024")) { try ExportReader(ExportBinary.header + region) }
+        #expect(throws: KeyFileError.malformed("export.bin: region is 1025 bytes, over the limit of 1024")) {
+            try ExportSummary(reading: ExportInput(ExportBinary.header + region))
+        }
         let signatures = [UInt8](repeatElement([UInt8(0x0A), 0], count: 40_000).joined())
         let zip = try HostileExport.archive(HostileExport.headerFields, signer: writer, signature: signatures)
         #expect(throws: KeyFileError.archive("export.sig inflates past the 65536-byte limit")) { try KeyFileArchive(zip: zip) }

@@ -8,11 +8,26 @@ package enum ExportBinary {
     /// "EK Export v1" padded with spaces to 16 bytes, compared byte for byte (never trimmed).
     package static let header: [UInt8] = Array("EK Export v1    ".utf8)
 
-    /// Parses `bytes` and validates each key, with `ExportReader`: for tools, which show a file
-    /// whole (detection streams the keys instead). An invalid key is dropped and counted; only a
-    /// bad header, undecodable protobuf or too many keys make the whole file unusable.
+    /// Parses `bytes` and validates each key: for tools, which show a file whole (detection streams
+    /// the keys instead). An invalid key is dropped and counted; only a bad header, undecodable
+    /// protobuf or too many keys make the whole file unusable.
     package static func parse(_ bytes: [UInt8]) throws(KeyFileError) -> KeyExport {
-        try ExportReader(bytes).export()
+        try read(ExportInput(bytes))
+    }
+
+    /// Every key and revised key of `input` kept, in one reading (`ExportSummary`), for tools.
+    static func read(_ input: ExportInput) throws(KeyFileError) -> KeyExport {
+        var keys = [DiagnosisKey]()
+        var revisedKeys = [DiagnosisKey]()
+        let summary = try ExportSummary(reading: input) { key, revised in
+            if revised { revisedKeys.append(key) } else { keys.append(key) }
+        }
+        var export = summary.header
+        export.droppedCount = try summary.check().dropped
+        export.dropped = summary.dropped
+        export.keys = keys
+        export.revisedKeys = revisedKeys
+        return export
     }
 
     struct Invalid: Error {
@@ -36,7 +51,7 @@ package enum ExportBinary {
         guard (1...144).contains(period) else {
             return .failure(Invalid(text: "rolling_period \(period) is outside 1...144"))
         }
-        let keyData = key.keyData.withUnsafeBytes { Bytes16(loadingFrom: $0.baseAddress!) }
+        let keyData = Bytes16(loadingFrom: key.keyData.baseAddress!)
         // Both ranges were checked above, so the key is valid by construction.
         let tek = try! TemporaryExposureKey(
             keyData: keyData, rollingStartIntervalNumber: ENIntervalNumber(rawValue: UInt32(start)), rollingPeriod: UInt32(period))
@@ -44,6 +59,19 @@ package enum ExportBinary {
             DiagnosisKey(
                 key: tek, transmissionRiskLevel: min(max(key.transmissionRiskLevel, 0), 8), reportType: key.reportType ?? .unknown,
                 daysSinceOnsetOfSymptoms: key.daysSinceOnsetOfSymptoms))
+    }
+}
+
+extension ExportBinary {
+    /// `value` as a protobuf varint: for files made by hand (tests, hostile files of gaen-bench).
+    package static func varint(_ value: UInt64) -> [UInt8] {
+        var value = value
+        var bytes = [UInt8]()
+        repeat {
+            bytes.append(UInt8(value & 0x7F) | (value > 0x7F ? 0x80 : 0))
+            value >>= 7
+        } while value != 0
+        return bytes
     }
 }
 

@@ -78,8 +78,7 @@ struct KeyServerAttackBench: AsyncParsableCommand {
             ["export", "--data-dir", server.data, "--export-key", server.work + "/export.pem", "--region", "XB", "--directory", server.data + "/exports"])
         var stored = 0
         if let name = exported.split(separator: " ").dropFirst().first, let zip = FileManager.default.contents(atPath: "\(server.data)/exports/\(name)") {
-            let archive = try KeyFileArchive(zip: Array(zip))
-            stored = try ExportReader(archive.exportBinary).check().keys
+            stored = try JudgedKeyFile(zip: Array(zip), policy: SignaturePolicy(trustedKeys: [])).check().keys
         }
         let storedRight = stored == normal.shares * 30
         print("\(storedRight ? "ok  " : "FAIL") stored: \(stored) keys, the normal client's \(normal.shares * 30) and none of the attacks'")

@@ -27,66 +27,44 @@ enum KeyFileFuzzing {
             policies: [SignaturePolicy(trustedKeys: [key]), SignaturePolicy(trustedKeys: [key], lenient: true)])
     }()
 
+    /// A bare export.bin, read whole as the inspector reads it, and fed to the decoder whole and
+    /// in chunks of sizes drawn from the input, which must read the same.
     @Sendable static func exportBinary(_ bytes: [UInt8]) {
-        stream(try? ExportReader(bytes))
+        compareChunked(bytes)
         guard let file = try? KeyFile(exportBinary: bytes) else { return }
         read(file)
     }
 
-    /// An archive as detection reads it (the verdict, then the keys as a stream) and as the
-    /// inspector does, under the strict policy (export-sig tries the lenient one).
+    /// An archive as detection reads it (the verdict and check, then the keys as streams) and as
+    /// the inspector does, under both policies.
     @Sendable static func archive(_ bytes: [UInt8]) {
-        if let judged = try? JudgedKeyFile(zip: bytes, policy: sample.policies[0]) {
+        for policy in sample.policies {
+            guard let judged = try? JudgedKeyFile(archive: ArchiveBytes(bytes), policy: policy) else { continue }
             _ = judged.verdict.description
-            stream(judged.reader)
+            _ = try? judged.check()
+            for revised in [false, true] {
+                guard let keys = try? judged.keys(revised: revised) else { continue }
+                while let key = try? keys.next() { _ = key.key.intervals }
+                _ = keys.dropped.map(\.reason)
+            }
         }
-        for policy in sample.policies { compareStreamed(bytes, policy: policy) }
         guard let file = try? KeyFile(zip: bytes, policy: sample.policies[0]) else { return }
         read(file)
     }
 
-    /// What detection reads (`StreamedKeyFile`, export.bin streamed from the archive) must be what
-    /// the file read whole gives: the same verdict, counts and keys, or a refusal both ways.
-    static func compareStreamed(_ bytes: [UInt8], policy: SignaturePolicy) {
-        func whole() throws -> String {
-            let judged = try JudgedKeyFile(zip: bytes, policy: policy)
-            guard judged.verdict.isVerified else { return "\(judged.verdict)" }
-            let counts = try judged.reader.check()
-            var keys = [DiagnosisKey]()
-            for revised in [false, true] {
-                var stream = judged.reader.keys(revised: revised)
-                while let key = try stream.next() { keys.append(key) }
-            }
-            return "\(judged.verdict) \(counts) \(keys)"
+    /// export.bin's one decoder must not depend on where its input is cut: a zip entry reaches it
+    /// a window at a time, a file in memory whole. The same header, counts, check, keys, dropped
+    /// reasons and errors, fed whole and in chunks of 1 to 64 bytes (now and then 64 KiB), their
+    /// sizes drawn from a hash of the input, so that a finding replays.
+    static func compareChunked(_ bytes: [UInt8]) {
+        var seed: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in bytes { seed = (seed ^ UInt64(byte)) &* 0x100_0000_01B3 }
+        var sizes = SplitMix64(seed: seed)
+        let whole = ExportBinary.transcript { ExportInput(bytes) }
+        let chunked = ExportBinary.transcript {
+            ExportInput(bytes) { sizes.next() % 16 == 0 ? 65_536 : Int(sizes.next() % 64) + 1 }
         }
-        func streamed() throws -> String {
-            let file = try StreamedKeyFile(archive: ArchiveBytes(bytes), policy: policy)
-            guard file.verdict.isVerified else { return "\(file.verdict)" }
-            let counts = try file.check()
-            var keys = [DiagnosisKey]()
-            for revised in [false, true] {
-                let stream = try ExportStream.keys(file.entries, revised: revised)
-                while let key = try stream.next() { keys.append(key) }
-            }
-            return "\(file.verdict) \(counts) \(keys)"
-        }
-        let expected = Result { try whole() }
-        let found = Result { try streamed() }
-        switch (expected, found) {
-        case (.success(let a), .success(let b)) where a == b: return
-        case (.failure, .failure): return
-        default: fatalError("gaend-fuzz: the streamed key file reader disagrees: whole \(expected), streamed \(found)")
-        }
-    }
-
-    /// Every key and revised key as detection streams them.
-    static func stream(_ reader: ExportReader?) {
-        guard let reader else { return }
-        for revised in [false, true] {
-            var keys = reader.keys(revised: revised)
-            while let key = try? keys.next() { _ = key.key.intervals }
-            _ = keys.dropped.map(\.reason)
-        }
+        if whole != chunked { fatalError("gaend-fuzz: the decoder reads export.bin otherwise in chunks: whole \(whole), chunked \(chunked)") }
     }
 
     /// export.sig beside the sample's export.bin, whose signature infos it must match.
