@@ -64,18 +64,14 @@ struct BusyDetectionBench: AsyncParsableCommand {
                     other = "   \(baseline.peakKiB / 1024) MiB, \(Figures.decimals(baseline.seconds, 2)) s\(found ? "" : " (exposure NOT found)")"
                 }
                 print(
-                    "  \(Self.pad(Figures.grouped(Double(aggregateCount)), 12)) \(Self.pad(Figures.grouped(Double(keyCount)), 11)) "
-                        + "\(Self.pad("\(run.peakKiB / 1024) MiB", 10)) \(Self.pad(Figures.decimals(run.seconds, 2) + " s", 9)) "
-                        + "\(Self.pad(Figures.decimals(plain, 2) + " s", 8))\(other)"
+                    "  \(Figures.padded(Figures.grouped(Double(aggregateCount)), 12)) \(Figures.padded(Figures.grouped(Double(keyCount)), 11)) "
+                        + "\(Figures.padded("\(run.peakKiB / 1024) MiB", 10)) \(Figures.padded(Figures.decimals(run.seconds, 2) + " s", 9)) "
+                        + "\(Figures.padded(Figures.decimals(plain, 2) + " s", 8))\(other)"
                         + (exposed ? "" : "   (exposure NOT found: \(run.output.prefix(200)))"))
                 try? FileManager.default.removeItem(atPath: folder)
             }
         }
         if failed { throw ExitCode.failure }
-    }
-
-    static func pad(_ text: String, _ width: Int) -> String {
-        text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
     }
 
     /// The plain loop's matching time on the fixture's keys: HKDF and 144 RPIs a key, each looked
@@ -111,7 +107,8 @@ struct ChildRun {
     let seconds: Double
     let peakKiB: Int
 
-    init(_ program: String, _ arguments: [String]) throws {
+    /// Runs `program`; `environment` is added to this process's own.
+    init(_ program: String, _ arguments: [String], environment: [String: String] = [:]) throws {
         let outputPath = NSTemporaryDirectory() + "gaen-bench-child-\(getpid()).out"
         defer { unlink(outputPath) }
         var actions = posix_spawn_file_actions_t()
@@ -121,9 +118,13 @@ struct ChildRun {
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
         let argv = ([program] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
+        var variables = ProcessInfo.processInfo.environment
+        variables.merge(environment) { _, added in added }
+        let envp = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { envp.forEach { free($0) } }
         var pid = pid_t()
         let start = ContinuousClock.now
-        let spawned = posix_spawn(&pid, program, &actions, nil, argv, environ)
+        let spawned = posix_spawn(&pid, program, &actions, nil, argv, envp)
         guard spawned == 0 else { throw ValidationError("\(program): posix_spawn failed (errno \(spawned))") }
         // The peak is the child's own VmHWM, read until it exits: wait4's ru_maxrss would include
         // this process's resident memory, which a vfork-like spawn shares until the exec.

@@ -4,6 +4,11 @@ import Foundation
 
 /// How benchmarks print their figures, in one place so every benchmark reads the same.
 enum Figures {
+    /// `text` padded with spaces to `width`, for a table's column.
+    static func padded(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+    }
+
     /// A count or rate with thousands separators: 1,234,567.
     static func grouped(_ value: Double) -> String {
         var digits = String(Int(value.rounded()))

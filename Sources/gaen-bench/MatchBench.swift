@@ -52,15 +52,7 @@ struct MatchBench: AsyncParsableCommand {
         do {
             let writer = try ContactLogWriter(dataDirectory: data, clock: clock, policy: .kernelDecides, logger: quiet)
             // Exactly M distinct RPIs: numbered, one aggregate each, in windows of 1,000 spread over the days.
-            let synthetic = SyntheticContacts(
-                seed: 3, distinctRPIs: distinctRpis, aggregatesPerWindow: 1000, days: 14, lastDay: today, totalAggregates: distinctRpis)
-            for index in 0..<synthetic.windowCount {
-                var (window, records) = synthetic.window(index)
-                for item in records.indices {
-                    records[item].rpi = SyntheticContacts.rpi(seed: 3, number: index * 1000 + item)
-                }
-                try await writer.append(window: window, aggregates: records)
-            }
+            try await SyntheticLog.write(writer, distinctRPIs: distinctRpis, lastDay: today)
             for number in 0..<planted {
                 let day = firstDay.advanced(by: Int64(number % 13))
                 let key = try TemporaryExposureKey(
@@ -83,13 +75,7 @@ struct MatchBench: AsyncParsableCommand {
             try await writer.sync()
         }
         // N keys: random ones of the same 14 days, with the planted ones among them.
-        var diagnosisKeys = (0..<(keys - plantedKeys.count)).map { _ in
-            DiagnosisKey(
-                key: try! TemporaryExposureKey(
-                    keyData: Bytes16(words: (generator.next(), generator.next())),
-                    rollingStartIntervalNumber: firstDay.advanced(by: Int64(generator.next() % 14)).firstInterval!),
-                reportType: .confirmedTest)
-        }
+        var diagnosisKeys = SyntheticLog.keys(keys - plantedKeys.count, lastDay: today, generator: &generator)
         diagnosisKeys += plantedKeys
         diagnosisKeys.shuffle(using: &generator)
 
