@@ -144,6 +144,8 @@ package struct DetectionPipeline: Sendable {
         // then only validated and counted (none kept), so that a file that fails past its header
         // is refused before anything of it is matched.
         var verifiedHeaders = [(name: String, export: KeyExport)]()
+        // Files whose first pass counted revised keys: only these are read again for them.
+        var withRevisions = Set<String>()
         for source in files {
             let name = source.name
             do {
@@ -153,6 +155,7 @@ package struct DetectionPipeline: Sendable {
                     continue
                 }
                 let keys = try file.check().keys
+                if file.revisedKeyMessages > 0 { withRevisions.insert(name) }
                 verdicts.append(KeyFileOutcome(name: name, verdict: file.verdict, keys: keys, ignoredEntries: file.ignoredEntries))
                 verifiedHeaders.append((name, file.header))
             } catch {
@@ -194,8 +197,8 @@ package struct DetectionPipeline: Sendable {
                 throw .keyFile(name: name, error)
             }
             try await matchKeys(
-                of: entries, name: name, matcher: matcher, into: &results, now: now, v2: v2, statistics: &statistics,
-                progressState: &progressState, progress: progress)
+                of: entries, name: name, matcher: matcher, into: &results, now: now, v2: v2, revisions: withRevisions.contains(name),
+                statistics: &statistics, progressState: &progressState, progress: progress)
         }
         results.age(today: UTCDay(containing: now))
         let result = Self.score(results, statistics: statistics, files: verdicts, configuration: configuration, now: now)
@@ -216,10 +219,9 @@ package struct DetectionPipeline: Sendable {
         } catch {
             throw .keyFile(name: name, error)
         }
-        var round = [DiagnosisKey]()
-        round.reserveCapacity(keysPerRound)
-        while true {
-            round.removeAll(keepingCapacity: true)
+        func nextRound() throws(DetectionError) -> [DiagnosisKey] {
+            var round = [DiagnosisKey]()
+            round.reserveCapacity(keysPerRound)
             do {
                 while round.count < keysPerRound, let key = try keys.next() {
                     if !stored.hasResult(for: key.key.keyData) { round.append(key) }
@@ -227,15 +229,30 @@ package struct DetectionPipeline: Sendable {
             } catch {
                 throw .keyFile(name: name, error)
             }
-            if round.isEmpty { break }
+            return round
+        }
+        var round = try nextRound()
+        while !round.isEmpty {
+            // The next round is decoded on this task while the matching tasks collect this one:
+            // decoding is serial, and the cores it leaves idle are the matcher's (issue 55).
+            let batch = round
+            async let collected = collector.collect(batch, parallelism: parallelism)
+            let next: [DiagnosisKey]
             do {
-                let (found, counts) = try await collector.collect(round, parallelism: parallelism)
+                next = try nextRound()
+            } catch {
+                _ = try? await collected
+                throw error
+            }
+            do {
+                let (found, counts) = try await collected
                 hits.union(found)
                 statistics.rpisDerived += counts.rpisDerived
                 statistics.candidates += counts.candidates
             } catch {
                 throw .cancelled
             }
+            round = next
         }
     }
 
@@ -253,7 +270,7 @@ package struct DetectionPipeline: Sendable {
     /// file's order before the next round is read.
     func matchKeys(
         of entries: KeyFileEntries, name: String, matcher: Matcher, into results: inout ExposureResults, now: UnixTime, v2: V2Configuration,
-        statistics: inout MatchStatistics, progressState: inout (done: Int, total: Int),
+        revisions: Bool = true, statistics: inout MatchStatistics, progressState: inout (done: Int, total: Int),
         progress: (@Sendable (_ keysDone: Int, _ keysTotal: Int) -> Void)?
     ) async throws(DetectionError) {
         let keys: KeyStream
@@ -263,16 +280,19 @@ package struct DetectionPipeline: Sendable {
             throw .keyFile(name: name, error)
         }
         var storedInThisFile = Set<Bytes16>()
-        var round = [DiagnosisKey]()
-        round.reserveCapacity(keysPerRound)
-        while true {
-            round.removeAll(keepingCapacity: true)
+        func nextRound() throws(DetectionError) -> [DiagnosisKey] {
+            var round = [DiagnosisKey]()
+            round.reserveCapacity(keysPerRound)
             do {
                 while round.count < keysPerRound, let key = try keys.next() { round.append(key) }
             } catch {
                 throw .keyFile(name: name, error)
             }
-            if round.isEmpty { break }
+            return round
+        }
+        var round = try nextRound()
+        while !round.isEmpty {
+            // Which keys have a result is decided here, after the previous round was stored.
             var toMatch = [DiagnosisKey]()
             var toRevise = [DiagnosisKey]()
             for key in round {
@@ -284,10 +304,18 @@ package struct DetectionPipeline: Sendable {
             let counter = ProgressCounter(start: progressState.done)
             let knownTotal = progressState.total
             let found: [KeyMatch]
+            let batch = toMatch
+            // The next round is decoded while this one is matched, as in `collectKeys`.
+            async let matching = matcher.match(batch, parallelism: parallelism) { done in progress?(counter.add(done), knownTotal) }
+            let next: [DiagnosisKey]
             do {
-                let (matches, counts) = try await matcher.match(toMatch, parallelism: parallelism) { done in
-                    progress?(counter.add(done), knownTotal)
-                }
+                next = try nextRound()
+            } catch {
+                _ = try? await matching
+                throw error
+            }
+            do {
+                let (matches, counts) = try await matching
                 found = matches
                 statistics.add(counts)
             } catch {
@@ -296,8 +324,11 @@ package struct DetectionPipeline: Sendable {
             progressState.done += toMatch.count
             Self.store(found, copies: toMatch, into: &results, now: now, v2: v2, statistics: &statistics, stored: &storedInThisFile)
             for key in toRevise where results.revise(key, configuration: v2) { statistics.revisions += 1 }
+            round = next
         }
-        // revised_keys relabel what is stored and are never matched (GMS matches `keys` only).
+        // revised_keys relabel what is stored and are never matched (GMS matches `keys` only). A
+        // file whose first pass counted none is not inflated again for them (issue 55).
+        guard revisions else { return }
         do {
             let revisedKeys = try KeyStream(entries, revised: true)
             while let key = try revisedKeys.next() {

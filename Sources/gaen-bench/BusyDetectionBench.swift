@@ -24,6 +24,9 @@ struct BusyDetectionBench: AsyncParsableCommand {
     @Option(parsing: .upToNextOption, help: "Diagnosis keys (each count is a run with every log size).")
     var keys: [Int] = [100_000, 1_400_000]
 
+    @Option(help: "Distinct RPIs the aggregates are drawn from: as many as the aggregates make a log of several day indexes.")
+    var distinctRpis = 100_000
+
     @Option(help: "Another gaenctl to run on the same fixtures beside this one's (an older build), for a side-by-side figure.")
     var compareWith: String?
 
@@ -45,7 +48,11 @@ struct BusyDetectionBench: AsyncParsableCommand {
                 let folder = root + "/\(aggregateCount)-\(keyCount)"
                 // Written by a child, so that this process stays small while it spawns the measured one.
                 let made = try ChildRun(
-                    CommandLine.arguments[0], ["busy-fixture", "--out", folder, "--aggregates", "\(aggregateCount)", "--keys", "\(keyCount)"])
+                    CommandLine.arguments[0],
+                    [
+                        "busy-fixture", "--out", folder, "--aggregates", "\(aggregateCount)", "--keys", "\(keyCount)", "--distinct-rpis",
+                        "\(min(distinctRpis, aggregateCount))",
+                    ])
                 guard made.status == 0 else { throw ValidationError("busy-fixture failed: \(made.output)") }
                 let fixture = BusyFortnight(existing: folder, keys: keyCount, lastDay: today)
                 let arguments =
