@@ -22,9 +22,13 @@ struct ExportOptions: ParsableArguments {
     @Option(help: "Pad up to this many more, a random number each time (the reference's EXPORT_FILE_PADDING_RANGE).")
     var paddingRange = 0
 
+    @Option(help: "Keys a file holds at most; a larger batch is split into several files (the reference's EXPORT_FILE_MAX_RECORDS).")
+    var maxKeysPerFile = 500_000
+
     func validate() throws {
         try checkOption(minimumRecords, in: ExportWorker.Settings.minimumRecordsRange, "--minimum-records", unit: "keys")
         try checkOption(paddingRange, in: ExportWorker.Settings.minimumRecordsRange, "--padding-range", unit: "keys")
+        try checkOption(maxKeysPerFile, in: ExportWorker.Settings.maximumKeysPerFileRange, "--max-keys-per-file", unit: "keys")
         _ = try keyIDParts()
     }
 
@@ -34,6 +38,7 @@ struct ExportOptions: ParsableArguments {
         var settings = ExportWorker.Settings(directory: directory, root: "exposureKeyExport-\(region)", region: region, keyID: id, keyVersion: version)
         settings.minimumRecords = minimumRecords
         settings.paddingRange = paddingRange
+        settings.maximumKeysPerFile = maxKeysPerFile
         return settings
     }
 

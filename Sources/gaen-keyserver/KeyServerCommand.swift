@@ -100,11 +100,9 @@ struct Export: AsyncParsableCommand {
     func run() async throws {
         let store = try options.openKeyStore()
         let worker = ExportWorker(store: store, signingKey: try export.signingKey(), settings: try export.settings(directory: directory))
-        if let name = try await worker.run(now: SystemClockTime.now) {
-            print("wrote \(name)")
-        } else {
-            print("nothing to export")
-        }
+        let run = try await worker.run(now: SystemClockTime.now)
+        for name in run.files { print("wrote \(name)") }
+        if run.files.isEmpty { print("nothing to export") }
     }
 }
 

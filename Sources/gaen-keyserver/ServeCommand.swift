@@ -226,7 +226,7 @@ struct Serve: AsyncParsableCommand {
                 group.addTask {
                     while !Task.isCancelled {
                         do {
-                            if let name = try await exporter.run(now: SystemClockTime.now) {
+                            for name in try await exporter.run(now: SystemClockTime.now).files {
                                 FileHandle.standardOutput.write(Data("exported \(name)\n".utf8))
                             }
                         } catch {

@@ -74,6 +74,20 @@ import Testing
         #expect(found?.sightings.first?.metadata.calibrationConfidence == .medium)
     }
 
+    /// The index keeps one filter a day (`DayFilters`): an RPI of the day's first or last twelve
+    /// intervals is also asked of the neighbouring day's, where its sightings may be logged.
+    @Test func theToleranceReachesAcrossMidnight() async throws {
+        try await log([
+            (day.advanced(by: 143), 12 * 600, 0, [-60]),  // 23:50's RPI heard at 01:50 the next day
+            (day, -12 * 600, 0, [-61]),  // 00:00's RPI heard at 22:00 the day before
+            (day.advanced(by: 5), -12 * 600, 0, [-62]),  // 00:50's RPI heard at 22:50 the day before
+            (day.advanced(by: 131), 12 * 600, 0, [-63]),  // 21:50's, heard at 23:50 the same day
+        ])
+        let (found, statistics) = try await match(key())
+        #expect(found?.sightings.map(\.aggregate.rssi.maximum) == [-61, -62, -63, -60])
+        #expect(statistics.droppedOutsideTolerance == 0)
+    }
+
     @Test func theReplayGuardDropsSightingsTwentyMinutesAfterTheFirst() async throws {
         let j = day.advanced(by: 40)
         try await log([(j, 0, 0, [-60]), (j, 19 * 60, 0, [-61]), (j, 21 * 60, 0, [-62])])

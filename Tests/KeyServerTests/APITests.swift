@@ -89,9 +89,9 @@ import Testing
             directory: directory.path + "/www", root: "exposureKeyExport-CH", region: "CH", keyID: "310", keyVersion: "v1")
         exportSettings.minimumRecords = 0
         // Nothing is out before the 2-hour embargo after publication (issue 53).
-        #expect(try await ExportWorker(store: store, signingKey: exportKey, settings: exportSettings).run(now: now) == nil)
+        #expect(try await ExportWorker(store: store, signingKey: exportKey, settings: exportSettings).run(now: now).files.first == nil)
         let exported = now.adding(seconds: 7200)
-        _ = try await ExportWorker(store: store, signingKey: exportKey, settings: exportSettings).run(now: exported)
+        _ = try await ExportWorker(store: store, signingKey: exportKey, settings: exportSettings).run(now: exported).files.first
         let downloader = KeyFileDownloader(
             indexURL: "http://server/exports/exposureKeyExport-CH/index.txt", baseURL: "http://server/exports", transport: transport)
         let pending = try await downloader.index()

@@ -16,7 +16,7 @@ import Testing
         _ = try await store.publish(
             [try PostgreSQLTests.ReplicaPublishTests.key(UInt8(truncatingIfNeeded: seconds), 1)], reportType: 1, healthAuthority: "x", traveler: false,
             revisionToken: nil, now: now)
-        #expect(try await store.exportBatch(now: now.adding(seconds: seconds)) { _ in .init(name: name, bytes: bytes) } == name)
+        #expect(try await OneFileExport.export(store, now: now.adding(seconds: seconds), bytes: bytes) { _ in name }.name == name)
     }
 
     /// A store upgraded from before files were kept: a batch without an `export_file` row is read

@@ -39,10 +39,10 @@ import Testing
 
         // Issue 53: nothing is out before two hours have passed since the publication, even the
         // key that ended yesterday (under an injected clock: the run's time).
-        #expect(try await worker.run(now: Self.now) == nil)
-        #expect(try await worker.run(now: Self.now.adding(seconds: 7199)) == nil)
+        #expect(try await worker.run(now: Self.now).files.first == nil)
+        #expect(try await worker.run(now: Self.now.adding(seconds: 7199)).files.first == nil)
         let firstTime = Self.now.adding(seconds: 7200)
-        let first = try #require(try await worker.run(now: firstTime))
+        let first = try #require(try await worker.run(now: firstTime).files.first)
         #expect(first == "exposureKeyExport-CH/\(firstTime.seconds - 86_400)-\(firstTime.seconds)-00001.zip")
         let firstFile = try read(first)
         #expect(firstFile.verdict.isVerified)
@@ -52,7 +52,7 @@ import Testing
         #expect(!firstFile.export.keys.contains { $0.key.keyData.bytes == Array(repeating: 2, count: 16) })
         #expect(try index() == first)
         // Nothing new: no file.
-        #expect(try await worker.run(now: firstTime.adding(seconds: 600)) == nil)
+        #expect(try await worker.run(now: firstTime.adding(seconds: 600)).files.first == nil)
 
         // The likely key confirmed: a revised key in the next file, with the embargoed one once its time came.
         let revision = try PublishValidator().validate(
@@ -60,7 +60,7 @@ import Testing
         _ = try await store.publish(
             revision.accepted, reportType: 1, healthAuthority: "ch.example", traveler: false, revisionToken: published.revisionToken, now: Self.now)
         let later = Self.now.adding(seconds: 15 * 3600)
-        let second = try #require(try await worker.run(now: later))
+        let second = try #require(try await worker.run(now: later).files.first)
         let secondFile = try read(second)
         #expect(secondFile.export.keys.contains { $0.key.keyData.bytes == Array(repeating: 2, count: 16) })
         #expect(secondFile.export.revisedKeys.map(\.key.keyData.bytes) == [Array(repeating: 1, count: 16)])
@@ -69,7 +69,7 @@ import Testing
         #expect(try index() == first + "\n" + second)
 
         // Fifteen days on, both files are past the retention: gone from the index and the disk.
-        _ = try await worker.run(now: later.adding(seconds: 15 * 86_400))
+        _ = try await worker.run(now: later.adding(seconds: 15 * 86_400)).files.first
         #expect(try index() == "")
         #expect(!FileManager.default.fileExists(atPath: settings.directory! + "/" + first))
     }
@@ -90,13 +90,13 @@ import Testing
             }
             _ = try await store.publish(keys, reportType: 1, healthAuthority: "ch.example", traveler: false, revisionToken: nil, now: Self.now)
         }
-        let name = try #require(try await worker.run(now: Self.now))
+        let name = try #require(try await worker.run(now: Self.now).files.first)
         let file = try KeyFile(
             zip: Array(try Data(contentsOf: URL(fileURLWithPath: settings.directory! + "/" + name))),
             policy: SignaturePolicy(trustedKeys: [try VerificationKey(keyID: "310", keyVersion: "v1", pem: signing.publicKeyPEM)]))
         #expect(file.export.keys.count == 1230)
         #expect(Set(file.export.keys.map(\.key.keyData.bytes)) == expected)
-        #expect(try await worker.run(now: Self.now.adding(seconds: 600)) == nil)
+        #expect(try await worker.run(now: Self.now.adding(seconds: 600)).files.first == nil)
     }
 }
 
@@ -129,7 +129,7 @@ extension ExportWorkerTests {
         real.transmissionRisk = 7
         real.daysSinceOnsetOfSymptoms = -2
         let published = try await store.publish([real], reportType: 2, healthAuthority: "x", traveler: false, revisionToken: nil, now: Self.now)
-        let file = try read(try #require(try await worker.run(now: Self.now)))
+        let file = try read(try #require(try await worker.run(now: Self.now).files.first))
         #expect((20...25).contains(file.export.keys.count))
         for key in file.export.keys {
             #expect(key.key.rollingStartIntervalNumber == real.key.rollingStartIntervalNumber && key.key.rollingPeriod == real.key.rollingPeriod)
@@ -139,7 +139,7 @@ extension ExportWorkerTests {
 
         // Only a revision: the file holds it and no padding.
         _ = try await store.publish([real], reportType: 1, healthAuthority: "x", traveler: false, revisionToken: published.revisionToken, now: Self.now)
-        let revision = try read(try #require(try await worker.run(now: Self.now.adding(seconds: 600))))
+        let revision = try read(try #require(try await worker.run(now: Self.now.adding(seconds: 600)).files.first))
         #expect(revision.export.keys.isEmpty)
         #expect(revision.export.revisedKeys.count == 1)
     }

@@ -149,23 +149,19 @@ extension KeyStoreTests {
         }
 
         // The revision's own days since onset and risk are what the export's revised_keys carry.
-        _ = try await store.exportBatch(now: Self.now) { _ in .init(name: "first.zip", bytes: []) }
+        _ = try await OneFileExport.export(store, now: Self.now) { _ in "first.zip" }
         let revised = try await publish([try Self.accepted(4, risk: 6, onset: 5)], 5, token: clinical.revisionToken)
         #expect(revised.revised == 1)
-        let pending = Mutex<KeyStore.PendingExport?>(nil)
-        _ = try await store.exportBatch(now: Self.now.adding(seconds: 60)) { batch in
-            pending.withLock { $0 = batch }
-            return .init(name: "second.zip", bytes: [])
-        }
-        let keys = try #require(pending.withLock { $0 })
+        let (name, keys) = try await OneFileExport.export(store, now: Self.now.adding(seconds: 60)) { _ in "second.zip" }
+        #expect(name == "second.zip")
         #expect(keys.keys.isEmpty)
         // Key 2 was revised before the first export carried it: its revision follows too.
-        #expect(Set(keys.revised.map(\.key.keyData.bytes)) == [Array(repeating: 2, count: 16), Array(repeating: 4, count: 16)])
-        let revoked = try #require(keys.revised.first { $0.key.keyData.bytes == Array(repeating: 4, count: 16) })
+        #expect(Set(keys.revisions.map(\.key.keyData.bytes)) == [Array(repeating: 2, count: 16), Array(repeating: 4, count: 16)])
+        let revoked = try #require(keys.revisions.first { $0.key.keyData.bytes == Array(repeating: 4, count: 16) })
         #expect(revoked.reportType == 5)
         #expect(revoked.transmissionRisk == 6)
         #expect(revoked.daysSinceOnsetOfSymptoms == 5)
-        let likelyNow = try #require(keys.revised.first { $0.key.keyData.bytes == Array(repeating: 2, count: 16) })
+        let likelyNow = try #require(keys.revisions.first { $0.key.keyData.bytes == Array(repeating: 2, count: 16) })
         #expect(likelyNow.reportType == 2 && likelyNow.transmissionRisk == 4 && likelyNow.daysSinceOnsetOfSymptoms == -3)
     }
 }

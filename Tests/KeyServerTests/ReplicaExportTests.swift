@@ -36,8 +36,8 @@ extension PostgreSQLTests {
                 published.formUnion(keys.map(\.key.keyData.bytes))
                 // Both replicas' timers fire at once: one exports the step's keys, the other nothing.
                 let time = Self.now.adding(seconds: Int64(step) * 600)
-                async let first = workers[0].run(now: time)
-                async let second = workers[1].run(now: time)
+                async let first = workers[0].run(now: time).files.first
+                async let second = workers[1].run(now: time).files.first
                 #expect(try await [first, second].compactMap { $0 }.count == 1)
             }
 
@@ -68,7 +68,7 @@ extension PostgreSQLTests {
             for step in 0..<3 {
                 let keys = try (0..<4).map { try ReplicaPublishTests.key(9, UInt8(step), UInt8($0)) }
                 _ = try await stores[step % 2].publish(keys, reportType: 1, healthAuthority: "x", traveler: false, revisionToken: nil, now: Self.now)
-                names.append(try #require(try await workers[step % 2].run(now: Self.now.adding(seconds: Int64(step) * 600))))
+                names.append(try #require(try await workers[step % 2].run(now: Self.now.adding(seconds: Int64(step) * 600)).files.first))
             }
             let policy = SignaturePolicy(trustedKeys: [try VerificationKey(keyID: "310", keyVersion: "v1", pem: signing.publicKeyPEM)])
             for files in served {
@@ -129,10 +129,10 @@ extension PostgreSQLTests {
             let holder = try PostgreSQLConnection(try #require(database.url))
             try holder.execute("BEGIN")
             #expect(try holder.query("SELECT pg_try_advisory_xact_lock($1)::int", [.integer(Self.exportLock)]) == [[.integer(1)]])
-            #expect(try await worker.run(now: Self.now) == nil)
+            #expect(try await worker.run(now: Self.now).files.first == nil)
             #expect(try database.count("export_batch") == 0)
             try holder.execute("COMMIT")
-            #expect(try await worker.run(now: Self.now) != nil)
+            #expect(try await worker.run(now: Self.now).files.first != nil)
             #expect(try database.count("export_batch") == 1)
         }
     }

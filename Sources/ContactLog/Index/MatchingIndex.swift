@@ -8,7 +8,7 @@ import Storage
 ///
 /// Memory does not hold the records: per record a 4-byte link to the previous record of the same
 /// RPI, per distinct RPI an 8-byte table slot (a 32-bit fingerprint and the newest record) and 32
-/// filter bits. A hit reads its records again from the segment, through the descriptor the index
+/// bits in the filter of each day it was heard (`DayFilters`). A hit reads its records again from the segment, through the descriptor the index
 /// was built from, and checks each one's checksum and RPI. A crowded fortnight (2.5 M aggregates
 /// of 100,000 RPIs) costs about 12 MiB instead of the records' 115 MB; `MatchingPartitions` splits
 /// larger logs into indexes of whole days under a budget (docs/contact-log.md, "Matching in
@@ -24,7 +24,8 @@ package final class MatchingIndex: @unchecked Sendable {
 
     /// Aggregates indexed.
     package let aggregateCount: Int
-    /// Distinct RPIs among them (distinct fingerprints: two RPIs in 2^32 may count as one).
+    /// Distinct RPIs among them (distinct fingerprints: two RPIs in 2^32 may count as one, and so do
+    /// RPIs a peer chose to fold alike, `DayFilters.hash`).
     package let distinctRPIs: Int
     /// The segments read, with their health.
     package let segments: [SegmentReport]
@@ -42,7 +43,8 @@ package final class MatchingIndex: @unchecked Sendable {
     /// that the build never copies a growing array.
     private let links: [[UInt32]]
     private let table: FingerprintTable
-    private let bloom: BloomWords
+    /// The days' filters: a key's RPI is asked of its own day's.
+    package let filters: DayFilters
 
     /// Builds the index of the days in `range` (every day if `nil`), whatever its size.
     package convenience init(
@@ -66,6 +68,7 @@ package final class MatchingIndex: @unchecked Sendable {
         var fileDays = [UTCDay]()
         var reports = [SegmentReport]()
         var aggregates = 0
+        var filters = DayFilters.Builder()
         for (day, name) in candidates {
             let path = reader.directory.path(of: name)
             let file: AppendOnlyFile
@@ -83,7 +86,7 @@ package final class MatchingIndex: @unchecked Sendable {
             let records = max(0, Int(size) - SegmentFormat.headerSize) / SegmentFormat.recordSize
             if !files.isEmpty,
                 linkCount * 4 + records * 4 + FingerprintTable.bytes(holding: table.distinct + records)
-                    + BloomWords.bytes(holding: table.distinct + records) > budgetBytes
+                    + filters.memoryBytes + DayFilters.bytes(holding: records) > budgetBytes
             {
                 break
             }
@@ -95,10 +98,15 @@ package final class MatchingIndex: @unchecked Sendable {
                 // A record appended after the size was read waits for the next build.
                 guard number < records else { return }
                 let rpi = Bytes16(loadingFrom: record.raw + SegmentFormat.AggregateField.rpi)
-                let fingerprint = UInt32(truncatingIfNeeded: RPIFilter.hash(rpi, seed: seed) >> 32)
+                let fingerprint = DayFilters.fingerprint(rpi, seed: seed)
                 dayLinks[number] = table.insert(fingerprint, record: UInt32(base + number + 1))
                 aggregates += 1
             }
+            // The RPIs heard this day are the table's entries whose newest record is this day's.
+            let newest = UInt32(base + 1)
+            var distinct = 0
+            table.forEachFingerprint(newestFrom: newest) { _ in distinct += 1 }
+            filters.add(day: day, distinct: distinct) { body in table.forEachFingerprint(newestFrom: newest, body) }
             reports.append(report)
             links.append(dayLinks)
             linkCount += records
@@ -116,7 +124,7 @@ package final class MatchingIndex: @unchecked Sendable {
         aggregateCount = aggregates
         distinctRPIs = table.distinct
         self.fileDays = fileDays
-        bloom = BloomWords(table, seed: seed)
+        self.filters = filters.build(seed: seed)
     }
 
     /// Whether `rpi` was heard in the indexed days.
@@ -124,20 +132,15 @@ package final class MatchingIndex: @unchecked Sendable {
         mayContain(rpi) && !aggregates(of: rpi).isEmpty
     }
 
-    /// Whether `rpi` may have been heard: no false negatives, about 0.4 % false positives. One load
-    /// from a bit array small enough to stay in the core's cache, so matching asks this 144 times a
-    /// key and reads the segments only for the few that pass.
-    @inline(__always)
+    /// Whether `rpi` may have been heard on any indexed day: no false negatives, about 0.4 % false
+    /// positives a day. Matching asks `filters.candidates` instead, of each RPI's own day.
     package func mayContain(_ rpi: RollingProximityIdentifier) -> Bool {
-        filter.mayContain(rpi)
+        filters.mayContain(rpi)
     }
-
-    /// The filter as a value the matcher's inner loop can inline (the index outlives it).
-    package var filter: RPIFilter { bloom.filter }
 
     /// The aggregates of `rpi`, newest first, read from the segments.
     package func aggregates(of rpi: RollingProximityIdentifier) -> [ContactAggregate] {
-        let fingerprint = UInt32(truncatingIfNeeded: RPIFilter.hash(rpi.bytes, seed: bloom.seed) >> 32)
+        let fingerprint = DayFilters.fingerprint(rpi.bytes, seed: filters.seed)
         var result = [ContactAggregate]()
         var link = table.head(of: fingerprint)
         var raw = (UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0))
@@ -164,7 +167,7 @@ package final class MatchingIndex: @unchecked Sendable {
     }
 
     /// Bytes the index holds: the links, the table and the filter.
-    package var memoryBytes: Int { links.reduce(0) { $0 + $1.count * 4 } + table.memoryBytes + bloom.memoryBytes }
+    package var memoryBytes: Int { links.reduce(0) { $0 + $1.count * 4 } + table.memoryBytes + filters.memoryBytes }
 }
 
 /// Fingerprint → newest record, open addressing with linear probing, at most three quarters full;
@@ -221,87 +224,8 @@ private struct FingerprintTable {
         }
     }
 
-    func forEachFingerprint(_ body: (UInt32) -> Void) {
-        for value in slots where value != 0 { body(UInt32(truncatingIfNeeded: value >> 32)) }
-    }
-}
-
-/// The blocked Bloom filter's words, sized from the distinct RPIs once the table is built: 32 bits
-/// an RPI (about 0.4 % false positives), at least 64 Kibit, at most 2^20 words.
-private struct BloomWords {
-    let words: UnsafeMutableBufferPointer<UInt64>
-    let shift: UInt32
-    let seed: (UInt64, UInt64)
-    private let owner: Owner
-
-    private final class Owner {
-        let words: UnsafeMutableBufferPointer<UInt64>
-        init(_ words: UnsafeMutableBufferPointer<UInt64>) { self.words = words }
-        deinit { words.deallocate() }
-    }
-
-    static func wordCount(holding count: Int) -> Int {
-        var words = 1024
-        while words * 64 < count * 32 && words < 1 << 20 { words <<= 1 }
-        return words
-    }
-
-    static func bytes(holding count: Int) -> Int { wordCount(holding: count) * 8 }
-
-    init(_ table: FingerprintTable, seed: (UInt64, UInt64)) {
-        let count = Self.wordCount(holding: table.distinct)
-        words = .allocate(capacity: count)
-        words.initialize(repeating: 0)
-        owner = Owner(words)
-        shift = UInt32(32 - count.trailingZeroBitCount)
-        self.seed = seed
-        let (words, shift) = (words, shift)
-        table.forEachFingerprint { fingerprint in
-            let (word, bits) = RPIFilter.probe(fingerprint, shift: shift)
-            words[word] |= bits
-        }
-    }
-
-    var memoryBytes: Int { words.count * 8 }
-
-    var filter: RPIFilter { RPIFilter(words: UnsafePointer(words.baseAddress!), shift: shift, seed: seed) }
-}
-
-/// The index's blocked Bloom filter as a plain value, so that code in other modules can inline the
-/// probe into its innermost loop. Valid only while its `MatchingIndex` lives.
-@frozen
-package struct RPIFilter: @unchecked Sendable {
-    // @unchecked: the words are written only while the index is built, read-only afterwards.
-    @usableFromInline let words: UnsafePointer<UInt64>
-    @usableFromInline let shift: UInt32
-    @usableFromInline let seed: (UInt64, UInt64)
-
-    init(words: UnsafePointer<UInt64>, shift: UInt32, seed: (UInt64, UInt64)) {
-        self.words = words
-        self.shift = shift
-        self.seed = seed
-    }
-
-    /// No false negatives; about 0.4 % false positives.
-    @inlinable @inline(__always)
-    package func mayContain(_ rpi: RollingProximityIdentifier) -> Bool {
-        let (word, bits) = Self.probe(UInt32(truncatingIfNeeded: Self.hash(rpi.bytes, seed: seed) &>> 32), shift: shift)
-        return words[word] & bits == bits
-    }
-
-    /// Multiply-shift hashing of both words with a random per-index seed (seed.1 odd), so chosen
-    /// RPIs cannot be made to collide; only the high bits are used, which depend on every input bit.
-    @inlinable @inline(__always)
-    static func hash(_ rpi: Bytes16, seed: (UInt64, UInt64)) -> UInt64 {
-        ((rpi.words.0 ^ seed.0) &* 0x9E37_79B9_7F4A_7C15) ^ (rpi.words.1 &* seed.1)
-    }
-
-    /// The filter word of a fingerprint (its top bits) and the two bits in it (its low twelve
-    /// bits: the word takes at most twenty).
-    @inlinable @inline(__always)
-    static func probe(_ fingerprint: UInt32, shift: UInt32) -> (Int, UInt64) {
-        // Masking shifts: the amounts are in range by construction, so no over-shift checks.
-        let bits = (1 as UInt64) &<< UInt64(fingerprint & 63) | (1 as UInt64) &<< UInt64((fingerprint &>> 6) & 63)
-        return (Int(truncatingIfNeeded: fingerprint &>> shift), bits)
+    /// Calls `body` with each fingerprint whose newest record is `record` (1 + its number) or later.
+    func forEachFingerprint(newestFrom record: UInt32, _ body: (UInt32) -> Void) {
+        for value in slots where value != 0 && UInt32(truncatingIfNeeded: value) >= record { body(UInt32(truncatingIfNeeded: value >> 32)) }
     }
 }

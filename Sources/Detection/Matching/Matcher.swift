@@ -131,7 +131,7 @@ package struct Matcher: Sendable {
             }
             var found = heard(key, crypto: crypto, rpis: rpis, statistics: &statistics)
             // Older days' aggregates of each RPI follow this index's: newest first, as one index.
-            if let older = earlier.hits(for: key) { found = PartialHits.merging(newer: found, older: older) }
+            if !earlier.isEmpty, let older = earlier.hits(for: key) { found = PartialHits.merging(newer: found, older: older) }
             guard !found.isEmpty else { continue }
             if let match = sightings(of: key, found: found, crypto: crypto, statistics: &statistics) {
                 matches.append(match)
@@ -154,14 +154,17 @@ package struct Matcher: Sendable {
         crypto.rpis(
             rpik: crypto.rpik(for: key.key.keyData), startingAt: ENIntervalNumber(rawValue: UInt32(first)), count: count, into: rpis)
         statistics.rpisDerived += count
-        let filter = index.filter
-        var found = [(offset: Int, aggregates: [ContactAggregate])]()
-        for position in 0..<count where filter.mayContain(rpis[position]) {
-            statistics.candidates += 1
-            let aggregates = index.aggregates(of: rpis[position])
-            if !aggregates.isEmpty { found.append((Int(first - start) + position, aggregates)) }
+        return withUnsafeTemporaryAllocation(of: Int32.self, capacity: count) { positions in
+            let candidates = index.filters.candidates(rpis, firstInterval: first, count: count, into: positions.baseAddress!)
+            statistics.candidates += candidates
+            var found = [(offset: Int, aggregates: [ContactAggregate])]()
+            for candidate in 0..<candidates {
+                let position = Int(positions[candidate])
+                let aggregates = index.aggregates(of: rpis[position])
+                if !aggregates.isEmpty { found.append((Int(first - start) + position, aggregates)) }
+            }
+            return found
         }
-        return found
     }
 
     /// The sightings of the RPIs found that pass the rules, or `nil` if none do.

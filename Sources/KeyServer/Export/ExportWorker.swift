@@ -5,10 +5,14 @@ package import ENCrypto
 import Foundation
 import KeyFiles
 import Storage
+import Synchronization
 
-/// Makes export batches the way the reference server lays them out (internal/export): one signed
-/// file per run with the keys whose embargo is over, named `<root>/<start>-<end>-00001.zip`, and
-/// `<root>/index.txt` listing every live file, oldest first, no trailing newline. Each file is
+/// Makes export batches the way the reference server lays them out (internal/export, worker.go and
+/// exportfile.go): a batch per run of the keys whose embargo is over, in files of at most
+/// `maximumKeysPerFile` keys named `<root>/<start>-<end>-<n, 5 digits>.zip`, and
+/// `<root>/index.txt` listing every live file, oldest first, no trailing newline. Keys stream from
+/// the database into the files a page at a time, already in the files' order (by their bytes), so
+/// a batch of any size holds one page in memory (docs/keyserver.md, "Export at national scale"). Each file is
 /// stored in the database with its batch (`ExportFiles` serves them, from any replica); with a
 /// directory (SQLite's `--data-dir`) the files and the index are written there too, for a static
 /// server. Files past the retention leave the index, the database and the directory.
@@ -28,6 +32,12 @@ package struct ExportWorker: Sendable {
         /// reference's EXPORT_FILE_PADDING_RANGE).
         package var paddingRange = 0
         package var retentionDays: Int64 = 14
+        /// Keys and revisions a file holds at most (the reference's EXPORT_FILE_MAX_RECORDS,
+        /// 500,000); a batch with more is split.
+        package var maximumKeysPerFile = 500_000
+        package static let maximumKeysPerFileRange = 1...KeyFileLimits.maximumKeys
+        /// Rows read from the database at a time.
+        package var page = KeyStore.exportPage
 
         package init(directory: String?, root: String, region: String, keyID: String, keyVersion: String) {
             self.directory = directory
@@ -48,47 +58,102 @@ package struct ExportWorker: Sendable {
         self.settings = settings
     }
 
+    /// What a run did: the files it wrote (none when nothing waited, or another replica was
+    /// exporting at that moment), and how it read the keys.
+    package struct Run: Sendable {
+        package var files: [String] = []
+        /// Keys and revisions written, padding included.
+        package var keys = 0
+        /// Reads of the database, and the most keys one returned: all the keys a run holds at once.
+        package var reads = 0
+        package var largestRead = 0
+    }
+
     /// One run: a batch if there are keys (or padding to write), then the index and retention.
-    /// - Returns: the name of the file written, if any (none either when nothing is pending or
-    ///   when another replica is exporting at the same moment).
     @discardableResult
-    package func run(now: UnixTime) async throws -> String? {
+    package func run(now: UnixTime) async throws -> Run {
         // Made here, not only with a file: a replica whose batches another replica wrote still
         // writes the index.
         if let directory = settings.directory { _ = try DataDirectory(path: directory + "/" + settings.root).prepare() }
-        let written = try await store.exportBatch(now: now) { pending in try write(pending, now: now) }
+        let result = Mutex(Run())
+        let files = try await store.exportBatch(now: now, page: settings.page) { session in
+            let keys = try write(session, now: now)
+            result.withLock { $0 = Run(files: session.names, keys: keys, reads: session.reads, largestRead: session.largestRead) }
+        }
         let expired = try await store.deleteBefore(now.adding(seconds: -settings.retentionDays * 86_400))
-        guard let directory = settings.directory else { return written }
+        var run = files.isEmpty ? Run() : result.withLock { $0 }
+        run.files = files
+        guard let directory = settings.directory else { return run }
         for name in expired { try? AtomicFile.remove(directory + "/" + name) }
         let names = try await store.batches().map(\.name)
         try AtomicFile.write(ExportFiles.index(names), to: directory + "/" + settings.root + "/index.txt", mode: 0o644)
+        return run
+    }
+
+    /// Writes the session's batch as the reference splits one: the keys in their order, padding
+    /// merged in, then the revisions, cut into files of at most `maximumKeysPerFile`; with more
+    /// than one file, file n's end timestamp is the batch's end plus n, since Android tells files
+    /// apart by start, end and batch number (all 1 of 1). Each file goes into the directory (or a
+    /// temporary file), is read back once for the database, and its keys are marked a page at a
+    /// time as they are written. Returns the keys written.
+    func write(_ session: KeyStore.ExportSession, now: UnixTime) throws -> Int {
+        let padding = try padding(session)
+        let total = session.pendingKeys + padding.count + session.pendingRevisions
+        let perFile = max(1, min(settings.maximumKeysPerFile, KeyFileLimits.maximumKeys))
+        let fileCount = (total + perFile - 1) / perFile
+        var keys = MergedKeys(session: session, padding: padding)
+        var revisions = PagedKeys { after throws(DatabaseError) in try session.revisions(after: after) }
+        var written = 0
+        for number in 1...max(1, fileCount) {
+            let name = "\(settings.root)/\(session.start.seconds)-\(now.seconds)-\(Self.fileNumber(number)).zip"
+            let path = settings.directory.map { $0 + "/" + name } ?? FileManager.default.temporaryDirectory.path + "/gaen-export-\(UUID().uuidString).zip"
+            defer { if settings.directory == nil { try? AtomicFile.remove(path) } }
+            // Keys published after the count wait for the next run: no file holds more than planned.
+            let planned = min(perFile, total - written)
+            let file = try session.beginFile(name: name, keys: planned)
+            let header = KeyExport(
+                startTimestamp: UInt64(session.start.seconds), endTimestamp: UInt64(now.seconds) + (fileCount > 1 ? UInt64(number) : 0),
+                region: settings.region)
+            let stream = try KeyFileStream(
+                writer: KeyFileWriter(signingKey: signingKey, keyID: settings.keyID, keyVersion: settings.keyVersion), header: header, path: path)
+            var marked = [KeyStore.StoredKey]()
+            while stream.count < planned, let (key, stored) = try keys.next() {
+                try stream.append(key: Self.diagnosisKey(key))
+                if stored {
+                    marked.append(key)
+                    if marked.count >= 500 {
+                        try session.mark(marked, revisions: false, file: file)
+                        marked.removeAll(keepingCapacity: true)
+                    }
+                }
+            }
+            try session.mark(marked, revisions: false, file: file)
+            marked.removeAll(keepingCapacity: true)
+            while stream.count < planned, let key = try revisions.next() {
+                try stream.append(revised: Self.diagnosisKey(key))
+                marked.append(key)
+                if marked.count >= 500 {
+                    try session.mark(marked, revisions: true, file: file)
+                    marked.removeAll(keepingCapacity: true)
+                }
+            }
+            try session.mark(marked, revisions: true, file: file)
+            written += stream.count
+            try stream.finish()
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw CocoaError(.fileReadUnknown, userInfo: [NSFilePathErrorKey: path])
+            }
+            try session.store(file: file, bytes: Array(data))
+            // Fewer than counted (rows no file can carry): the batch ends here.
+            if written >= total || stream.count < planned { break }
+        }
         return written
     }
 
-    /// Signs and writes one batch's file (into the directory, or a temporary file), and returns
-    /// its bytes for the database; its name depends only on the batch's span, so writing it again
-    /// replaces it.
-    func write(_ pending: KeyStore.PendingExport, now: UnixTime) throws -> KeyStore.ExportedFile {
-        var keys = pending.keys.map(Self.diagnosisKey)
-        // Padding never takes the file past what it may hold with its revisions.
-        let target = settings.minimumRecords + Int.random(in: 0...max(0, settings.paddingRange))
-        keys += try padding(for: keys, target: min(target, KeyFileLimits.maximumKeys - pending.revised.count))
-        // Sorted by their bytes, as the file holds them (`KeyFileWriter`): the order of upload
-        // must not show, and sorted here in place the writer needs no second copy of 700,000 keys.
-        keys.sort(by: KeyFileWriter.fileOrder)
-        let export = KeyExport(
-            startTimestamp: UInt64(pending.start.seconds), endTimestamp: UInt64(now.seconds), region: settings.region, keys: keys,
-            revisedKeys: pending.revised.map(Self.diagnosisKey))
-        let name = "\(settings.root)/\(pending.start.seconds)-\(now.seconds)-00001.zip"
-        // Written a key at a time (`KeyFileWriter.write(_:toFile:)`), then read once: the bytes
-        // are held once, not beside the file's parts as an archive made in memory holds them.
-        let path = settings.directory.map { $0 + "/" + name } ?? FileManager.default.temporaryDirectory.path + "/gaen-export-\(UUID().uuidString).zip"
-        defer { if settings.directory == nil { try? AtomicFile.remove(path) } }
-        try KeyFileWriter(signingKey: signingKey, keyID: settings.keyID, keyVersion: settings.keyVersion).write(export, toFile: path)
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw CocoaError(.fileReadUnknown, userInfo: [NSFilePathErrorKey: path])
-        }
-        return KeyStore.ExportedFile(name: name, bytes: Array(data))
+    /// A file's number in its name: five digits, as the reference's `%05d`.
+    static func fileNumber(_ number: Int) -> String {
+        let digits = String(number)
+        return String(repeating: "0", count: max(0, 5 - digits.count)) + digits
     }
 
     static func diagnosisKey(_ stored: KeyStore.StoredKey) -> DiagnosisKey {
@@ -98,17 +163,83 @@ package struct ExportWorker: Sendable {
     }
 
     /// Keys nobody has, as the reference's ensureMinNumExposures (internal/export/worker.go):
-    /// random key data with the interval, period, risk, report type and days since onset of the
-    /// real keys in turn, so that no field tells them apart. A file with no keys gets none.
-    func padding(for keys: [DiagnosisKey], target: Int) throws -> [DiagnosisKey] {
-        guard !keys.isEmpty, keys.count < target else { return [] }
+    /// when fewer keys wait than the minimum (plus a random part of the padding range), random key
+    /// data with the interval, period, risk, report type and days since onset of the real keys in
+    /// turn, so that no field tells them apart, sorted to be merged into the file's order. A batch
+    /// with no keys gets none. Only a batch smaller than the minimum is read for it, and only its
+    /// first keys (as many as the padding).
+    func padding(_ session: KeyStore.ExportSession) throws -> [KeyStore.StoredKey] {
+        let target = min(settings.minimumRecords + Int.random(in: 0...max(0, settings.paddingRange)), KeyFileLimits.maximumKeys)
+        guard session.pendingKeys > 0, session.pendingKeys < target else { return [] }
+        let count = target - session.pendingKeys
+        var models = [KeyStore.StoredKey]()
+        var after: Bytes16?
+        repeat {
+            let page = try session.keys(after: after)
+            models += page.keys.prefix(count - models.count)
+            after = page.next
+        } while after != nil && models.count < count
+        guard !models.isEmpty else { return [] }
         let random = SystemRandom()
-        let count = min(target, KeyFileLimits.maximumKeys) - keys.count
-        return try (0..<max(0, count)).map { index in
-            var padded = keys[index % keys.count]
+        return try (0..<count).map { index in
+            var padded = models[index % models.count]
             padded.key = try TemporaryExposureKey(
                 keyData: try random.bytes16(), rollingStartIntervalNumber: padded.key.rollingStartIntervalNumber, rollingPeriod: padded.key.rollingPeriod)
             return padded
+        }.sorted { $0.key.keyData.bytes.lexicographicallyPrecedes($1.key.keyData.bytes) }
+    }
+}
+
+/// Waiting keys read a page at a time, one at a time.
+struct PagedKeys {
+    private let read: (Bytes16?) throws(DatabaseError) -> KeyStore.ExportPage
+    private var page: [KeyStore.StoredKey] = []
+    private var position = 0
+    private var after: Bytes16?
+    private var done = false
+
+    init(_ read: @escaping (Bytes16?) throws(DatabaseError) -> KeyStore.ExportPage) { self.read = read }
+
+    mutating func next() throws(DatabaseError) -> KeyStore.StoredKey? {
+        while position == page.count {
+            if done { return nil }
+            let next = try read(after)
+            page = next.keys
+            position = 0
+            after = next.next
+            done = next.next == nil
         }
+        position += 1
+        return page[position - 1]
+    }
+}
+
+/// The waiting keys merged with the padding, both in key order: each key with whether it is stored
+/// (padding is not, and is never marked).
+struct MergedKeys {
+    private var stored: PagedKeys
+    private var waiting: KeyStore.StoredKey?
+    private var started = false
+    private let padding: [KeyStore.StoredKey]
+    private var paddingPosition = 0
+
+    init(session: KeyStore.ExportSession, padding: [KeyStore.StoredKey]) {
+        stored = PagedKeys { after throws(DatabaseError) in try session.keys(after: after) }
+        self.padding = padding
+    }
+
+    mutating func next() throws(DatabaseError) -> (KeyStore.StoredKey, Bool)? {
+        if !started {
+            waiting = try stored.next()
+            started = true
+        }
+        let pad = paddingPosition < padding.count ? padding[paddingPosition] : nil
+        if let key = waiting, pad.map({ !$0.key.keyData.bytes.lexicographicallyPrecedes(key.key.keyData.bytes) }) ?? true {
+            waiting = try stored.next()
+            return (key, true)
+        }
+        guard let pad else { return nil }
+        paddingPosition += 1
+        return (pad, false)
     }
 }
