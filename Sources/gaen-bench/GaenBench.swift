@@ -11,6 +11,6 @@ struct GaenBench: AsyncParsableCommand {
         abstract: "Print throughput figures for gaend's hot paths.",
         subcommands: [
             CryptoBench.self, LogBench.self, KeyFileBench.self, HostileKeyFileBench.self, MatchBench.self, DBusBench.self, KeyServerBench.self,
-            KeyServerAttackBench.self, TracesBench.self, IdleBench.self, BusyDetectionBench.self, BusyFixtureCommand.self,
+            KeyServerAttackBench.self, TracesBench.self, IdleBench.self, BusyDetectionBench.self, BusyFixtureCommand.self, ExportBench.self,
         ])
 }

@@ -121,7 +121,7 @@ package struct ExportWorker: Sendable {
                 try stream.append(key: Self.diagnosisKey(key))
                 if stored {
                     marked.append(key)
-                    if marked.count >= 500 {
+                    if marked.count >= 5000 {
                         try session.mark(marked, revisions: false, file: file)
                         marked.removeAll(keepingCapacity: true)
                     }
@@ -132,7 +132,7 @@ package struct ExportWorker: Sendable {
             while stream.count < planned, let key = try revisions.next() {
                 try stream.append(revised: Self.diagnosisKey(key))
                 marked.append(key)
-                if marked.count >= 500 {
+                if marked.count >= 5000 {
                     try session.mark(marked, revisions: true, file: file)
                     marked.removeAll(keepingCapacity: true)
                 }

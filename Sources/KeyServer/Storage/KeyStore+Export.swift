@@ -10,6 +10,13 @@ extension KeyStore {
         package var transmissionRisk: Int32
         package var reportType: Int32
         package var daysSinceOnsetOfSymptoms: Int32?
+
+        package init(key: TemporaryExposureKey, transmissionRisk: Int32, reportType: Int32, daysSinceOnsetOfSymptoms: Int32?) {
+            self.key = key
+            self.transmissionRisk = transmissionRisk
+            self.reportType = reportType
+            self.daysSinceOnsetOfSymptoms = daysSinceOnsetOfSymptoms
+        }
     }
 
     /// A signed file an export made: its name under the exports and its bytes.
@@ -104,12 +111,23 @@ extension KeyStore {
         }
 
         /// Records `keys` as exported in file `file`, by name rather than by a condition: a key
-        /// published meanwhile is not in the file, so it must not be marked. In statements of
-        /// 500 keys, since a statement per key costs a round trip each on PostgreSQL (100,000 keys
-        /// took 18 s that way).
+        /// published meanwhile is not in the file, so it must not be marked. On PostgreSQL in one
+        /// statement whose keys travel as one blob, cut apart by the server: a statement costs a
+        /// round trip and a plan, and statements of 500 listed keys made 750,000 keys take 24 s,
+        /// against 100,000 keys in 18 s a statement per key. On SQLite, in the same process, in
+        /// statements of 500 listed keys.
         package func mark(_ keys: some Collection<StoredKey>, revisions: Bool, file: Int) throws(DatabaseError) {
             let column = revisions ? "revision_exported_batch" : "exported_batch"
             let keys = Array(keys)
+            guard !keys.isEmpty else { return }
+            if database.engine == .postgreSQL {
+                try database.query(
+                    """
+                    UPDATE exposure SET \(column) = ?1 WHERE key IN
+                        (SELECT substring(?2 FROM (n * 16 + 1)::integer FOR 16) FROM generate_series(0, (?3)::integer - 1) AS n)
+                    """, [files[file].batch, .blob(keys.flatMap(\.key.keyData.bytes)), .integer(Int64(keys.count))])
+                return
+            }
             var start = 0
             while start < keys.count {
                 let chunk = keys[start..<min(keys.count, start + 500)]
