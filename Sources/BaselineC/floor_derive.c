@@ -7,7 +7,14 @@
 #include <openssl/evp.h>
 #include <openssl/sha.h>
 
-int cgaend_bench_floor_derive(const uint8_t *teks, const uint32_t *starts, size_t count, uint8_t *xor_out) {
+/// The floor's loop; with `filter` non-NULL each key's 144 RPIs are also probed as gaend's day filters
+/// probe them (`DayFilters.candidates`: one multiply of the folded words, the word from the top
+/// bits, the bit pair from a 256-entry table), and the passes counted into `*candidates`.
+static int floor_loop(const uint8_t *teks, const uint32_t *starts, size_t count, uint8_t *xor_out, const uint64_t *filter, unsigned shift,
+                      uint64_t seed0, uint64_t seed1, size_t *candidates) {
+    uint64_t pairs[256];
+    static const int offsets[4] = {1, 17, 29, 43};
+    for (int i = 0; i < 256; i++) pairs[i] = (1ull << (i & 63)) | (1ull << (((i & 63) + offsets[i >> 6]) & 63));
     static const unsigned char info[8] = {'E', 'N', '-', 'R', 'P', 'I', 'K', 0x01};
     unsigned char pad[64], prk[32], digest[32];
     unsigned char padded[144 * 16];
@@ -69,9 +76,33 @@ int cgaend_bench_floor_derive(const uint8_t *teks, const uint32_t *starts, size_
             status = -1;
             break;
         }
-        fold(rpis, xor_out);
+        if (filter != NULL) {
+            size_t found = 0;
+            for (int j = 0; j < 144; j++) {
+                uint64_t w0, w1;
+                memcpy(&w0, rpis + 16 * j, 8);
+                memcpy(&w1, rpis + 16 * j + 8, 8);
+                uint64_t hash = (w0 ^ w1 ^ seed0) * seed1;
+                uint64_t bits = pairs[(hash >> 32) & 0xFF];
+                if ((filter[hash >> shift] & bits) == bits) found++;
+            }
+            *candidates += found;
+        } else {
+            fold(rpis, xor_out);
+        }
     }
     EVP_CIPHER_CTX_free(cipher);
     EVP_CIPHER_free(ecb);
     return status;
+}
+
+int cgaend_bench_floor_derive(const uint8_t *teks, const uint32_t *starts, size_t count, uint8_t *xor_out) {
+    return floor_loop(teks, starts, count, xor_out, NULL, 0, 0, 0, NULL);
+}
+
+int cgaend_bench_floor_probe(const uint8_t *teks, const uint32_t *starts, size_t count, const uint64_t *filter, unsigned shift, uint64_t seed0,
+                             uint64_t seed1, size_t *candidates) {
+    uint8_t xor_out[16];
+    *candidates = 0;
+    return floor_loop(teks, starts, count, xor_out, filter, shift, seed0, seed1, candidates);
 }

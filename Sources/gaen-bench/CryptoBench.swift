@@ -81,6 +81,8 @@ struct CryptoBench: AsyncParsableCommand {
         defer { matching.remove() }
         print("  \(Figures.padded("", 36))\(Figures.padded("1 core", 28))\(cores) cores")
         var folded = (floor: [UInt8](), gaend: [UInt8]())
+        // A day's filter of the fortnight (1,000 RPIs, 512 words), for the floor's probes.
+        let probe = Self.syntheticFilter(distinct: 1000)
         // The table's rows, filled one core count at a time.
         var rows: [(name: String, rates: [Double])] = []
         for parallelism in [1, cores] {
@@ -96,6 +98,20 @@ struct CryptoBench: AsyncParsableCommand {
                     return xor
                 }
             }
+            let probed = try await best {
+                _ = try await Self.inParallel(keys, parallelism) { range in
+                    var candidates = 0
+                    let status = teks.withUnsafeBufferPointer { t in
+                        starts.withUnsafeBufferPointer { s in
+                            cgaend_bench_floor_probe(
+                                t.baseAddress! + range.lowerBound * 16, s.baseAddress! + range.lowerBound, range.count, probe.words, probe.shift,
+                                probe.seed.0, probe.seed.1, &candidates)
+                        }
+                    }
+                    guard status == 0 else { throw ValidationError("the C floor loop failed") }
+                    return [UInt8](repeating: UInt8(truncatingIfNeeded: candidates), count: 16)
+                }
+            }
             let derive = try await best {
                 folded.gaend = try await Self.inParallel(keys, parallelism) { range in
                     // One context a task, as the matcher has: a context is not shared between threads.
@@ -104,11 +120,15 @@ struct CryptoBench: AsyncParsableCommand {
             }
             let match = try await best { _ = try await matching.matcher.match(matching.keys, parallelism: parallelism) }
             if parallelism == 1 {
-                rows = [("C floor (OpenSSL, gaend's method)", [floor]), ("gaend derivation", [derive]), ("gaend matching", [match])]
+                rows = [
+                    ("C floor (OpenSSL, gaend's method)", [floor]), ("C floor + matching's probes", [probed]), ("gaend derivation", [derive]),
+                    ("gaend matching", [match]),
+                ]
             } else {
                 rows[0].rates.append(floor)
-                rows[1].rates.append(derive)
-                rows[2].rates.append(match)
+                rows[1].rates.append(probed)
+                rows[2].rates.append(derive)
+                rows[3].rates.append(match)
             }
         }
         for (name, rates) in rows {
@@ -164,6 +184,31 @@ struct CryptoBench: AsyncParsableCommand {
             for try await part in group { folded = zip(folded, part).map { $0 ^ $1 } }
             return folded
         }
+    }
+
+    /// A blocked Bloom filter as full as a day's of `distinct` RPIs (32 bits each, a power of two
+    /// words), random pairs set as `DayFilters` sets them, with a random seed: what the C floor
+    /// probes. Its words are never freed (one per run of the benchmark).
+    static func syntheticFilter(distinct: Int) -> ProbeFilter {
+        var count = 16
+        while count * 64 < distinct * 32 { count <<= 1 }
+        let words = UnsafeMutablePointer<UInt64>.allocate(capacity: count)
+        words.initialize(repeating: 0, count: count)
+        let offsets = [1, 17, 29, 43]
+        for _ in 0..<distinct {
+            let pair = Int.random(in: 0..<256)
+            words[Int.random(in: 0..<count)] |= (1 as UInt64) << (pair & 63) | (1 as UInt64) << ((pair & 63 + offsets[pair >> 6]) & 63)
+        }
+        return ProbeFilter(
+            words: UnsafePointer(words), shift: UInt32(64 - count.trailingZeroBitCount),
+            seed: (UInt64.random(in: .min ... .max), UInt64.random(in: .min ... .max) | 1))
+    }
+
+    /// The C floor's filter. @unchecked: written once before the runs, only read by them.
+    struct ProbeFilter: @unchecked Sendable {
+        let words: UnsafePointer<UInt64>
+        let shift: UInt32
+        let seed: (UInt64, UInt64)
     }
 
     /// Runs `body` `runs` times and returns the best rate in keys per second.

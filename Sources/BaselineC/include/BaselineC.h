@@ -18,6 +18,13 @@ int cgaend_bench_plain_derive(const uint8_t *teks, const uint32_t *starts, size_
 /// floor for the Swift code: what is left between them is the cost of Swift, not of the method.
 int cgaend_bench_floor_derive(const uint8_t *teks, const uint32_t *starts, size_t count, uint8_t *xor_out);
 
+/// The floor with matching's probes: each key's 144 RPIs also asked of one blocked Bloom filter
+/// (`filter`, 2^(64 - shift) words) exactly as gaend's day filters are asked, the passes counted
+/// into `*candidates`. What gaend's matching costs beyond it is the cost of Swift and of the rest
+/// of the matcher, not of the method.
+int cgaend_bench_floor_probe(const uint8_t *teks, const uint32_t *starts, size_t count, const uint64_t *filter, unsigned shift, uint64_t seed0,
+                             uint64_t seed1, size_t *candidates);
+
 /// A plain open-addressing hash set of 16-byte RPIs (linear probing, the first 8 bytes as hash),
 /// the "simple hash set" of the matching baseline. Returns NULL if memory runs out.
 void *cgaend_bench_set_build(const uint8_t *rpis, size_t count);
