@@ -71,3 +71,53 @@ import Testing
         #expect(fine.headers["content-length"] == "5000")
     }
 }
+
+/// Issue 47, item 2: a verification or publish POST that the server redirects is not sent again,
+/// to any origin; a download that began over https is not redirected to plain http (apt's rule).
+@Suite(.ownThreads, .timeLimit(.minutes(3))) struct RedirectTests {
+    @Test func aPostThatIsRedirectedIsNotSentAgain() async throws {
+        let honest = try HTTPFixture()
+        let elsewhere = try HTTPFixture()
+        for status in [301, 302, 303, 307, 308] {
+            try await honest.set([
+                "/api/verify": HTTPFixture.Route(status: status, headers: ["Location": elsewhere.baseURL + "/api/verify"])
+            ])
+            try await elsewhere.set(["/api/verify": .json(#"{"token": "t", "testtype": "confirmed"}"#)])
+            let client = VerificationClient(
+                verifyURL: honest.baseURL + "/api/verify", certificateURL: honest.baseURL + "/api/certificate", apiKey: "device-key",
+                transport: CurlTransport(), timeout: .seconds(20))
+            await #expect {
+                _ = try await client.verify(code: "12345678")
+            } throws: { error in
+                guard case .redirected(_, status, let location) = error as? ClientError else { return false }
+                return location == elsewhere.baseURL + "/api/verify"
+                    && "\(error)".contains("not followed: a code, keys or a certificate go only to the configured URL")
+            }
+        }
+        // The code and the device's API key never reached the other server.
+        #expect(try await elsewhere.requests().isEmpty)
+        #expect(try await honest.requests().count == 5)
+    }
+
+    @Test func aDownloadOverHTTPFollowsItsRedirects() async throws {
+        let first = try HTTPFixture()
+        let second = try HTTPFixture()
+        try await first.set(["/index.txt": HTTPFixture.Route(status: 302, headers: ["Location": second.baseURL + "/index.txt"])])
+        try await second.set(["/index.txt": .text("a.zip")])
+        let response = try await CurlTransport().send(HTTPRequest(url: first.baseURL + "/index.txt", maximumResponseBytes: 1 << 10))
+        #expect(response.status == 200 && response.body == Array("a.zip".utf8))
+    }
+
+    /// The rule itself; that libcurl is told it (REDIR_PROTOCOLS "https") is `CurlTransport`'s
+    /// switch on it, and the refusal's name is `HTTPError.insecureRedirect`.
+    @Test func whichRedirectsARequestFollows() {
+        #expect(HTTPRequest(method: "POST", url: "https://keys.example/v1/publish", maximumResponseBytes: 1).redirects == .none)
+        #expect(HTTPRequest(method: "PUT", url: "http://keys.example/x", maximumResponseBytes: 1).redirects == .none)
+        #expect(HTTPRequest(url: "https://keys.example/index.txt", maximumResponseBytes: 1).redirects == .httpsOnly)
+        #expect(HTTPRequest(url: "HTTPS://keys.example/index.txt", maximumResponseBytes: 1).redirects == .httpsOnly)
+        #expect(HTTPRequest(method: "HEAD", url: "http://keys.example/index.txt", maximumResponseBytes: 1).redirects == .httpOrHttps)
+        #expect(
+            "\(HTTPError.insecureRedirect(url: "https://a/index.txt", location: "http://b/index.txt"))"
+                == "https://a/index.txt: redirected to http://b/index.txt, which is not https: not followed (a download that began over https stays on https)")
+    }
+}

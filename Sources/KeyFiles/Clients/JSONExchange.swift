@@ -33,6 +33,9 @@ struct JSONExchange: Sendable {
         } catch {
             throw .http(error)
         }
+        if (300..<400).contains(response.status) {
+            throw .redirected(url: url, status: response.status, location: response.headers["location"])
+        }
         let object = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any]
         guard (200..<300).contains(response.status) else {
             let code = (object?["code"] as? String) ?? (object?["errorCode"] as? String)

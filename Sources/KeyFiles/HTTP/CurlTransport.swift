@@ -13,7 +13,8 @@ import Synchronization
 /// sockets and libcurl's own timers only; `timeout` is a hard limit on the whole exchange
 /// (CURLOPT_TIMEOUT_MS: a trickle does not reset it); a cancelled task wakes the poll
 /// (curl_multi_wakeup) and the transfer ends at once; and the body is refused as soon as it passes
-/// the limit, declared or not. Only http and https, for the URL and every redirect.
+/// the limit, declared or not. Only http and https, for the URL and every redirect; redirects as
+/// `HTTPRequest.redirects` says (none for a POST, https to https only).
 package struct CurlTransport: HTTPTransport {
     /// curl_global_init, once per process before the first handle: libcurl's own global state.
     private static let initialized: Bool = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
@@ -97,9 +98,14 @@ final class CurlExchange: Sendable {
         func set(_ code: CURLcode) { if setup == CURLE_OK { setup = code } }
         set(cgaend_curl_set_string(curl, CURLOPT_URL, url))
         set(cgaend_curl_set_string(curl, CURLOPT_PROTOCOLS_STR, "http,https"))
-        set(cgaend_curl_set_string(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"))
-        set(cgaend_curl_set_long(curl, CURLOPT_FOLLOWLOCATION, 1))
-        set(cgaend_curl_set_long(curl, CURLOPT_MAXREDIRS, 5))
+        switch request.redirects {
+        case .none:
+            set(cgaend_curl_set_long(curl, CURLOPT_FOLLOWLOCATION, 0))
+        case .httpsOnly, .httpOrHttps:
+            set(cgaend_curl_set_string(curl, CURLOPT_REDIR_PROTOCOLS_STR, request.redirects == .httpsOnly ? "https" : "http,https"))
+            set(cgaend_curl_set_long(curl, CURLOPT_FOLLOWLOCATION, 1))
+            set(cgaend_curl_set_long(curl, CURLOPT_MAXREDIRS, 5))
+        }
         set(cgaend_curl_set_long(curl, CURLOPT_TIMEOUT_MS, milliseconds))
         set(cgaend_curl_set_long(curl, CURLOPT_NOSIGNAL, 1))
         set(cgaend_curl_set_error_buffer(curl, errorBuffer))
@@ -131,6 +137,9 @@ final class CurlExchange: Sendable {
             return .failure(.timedOut(url: url, after: request.timeout))
         case CURLE_ABORTED_BY_CALLBACK:
             return .failure(.transport(url: url, reason: "cancelled"))
+        case CURLE_UNSUPPORTED_PROTOCOL where request.redirects == .httpsOnly:
+            // The URL itself is https (checked before): what libcurl refused is a redirect's.
+            return .failure(.insecureRedirect(url: url, location: received.headers["location"] ?? "another scheme"))
         default:
             let detail = String(cString: errorBuffer)
             return .failure(.transport(url: url, reason: detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail))

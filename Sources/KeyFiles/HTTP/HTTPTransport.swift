@@ -22,6 +22,23 @@ package struct HTTPRequest: Sendable {
         self.timeout = timeout
         self.maximumResponseBytes = maximumResponseBytes
     }
+
+    /// Which redirects the request follows (issue 47). None for anything but GET and HEAD: a
+    /// 307 or 308 would send the code, the keys or the certificate again, to wherever the server
+    /// names, another origin or plain http included; the 3xx answer is the response, and the
+    /// caller refuses it by name. A GET or HEAD follows up to five, and from an https URL only to
+    /// https (apt's rule: a download that began encrypted stays so).
+    package var redirects: RedirectRule {
+        guard method == "GET" || method == "HEAD" else { return .none }
+        return url.lowercased().hasPrefix("https:") ? .httpsOnly : .httpOrHttps
+    }
+}
+
+/// What redirects a request may follow.
+package enum RedirectRule: Equatable, Sendable {
+    case none
+    case httpsOnly
+    case httpOrHttps
 }
 
 package struct HTTPResponse: Sendable {
@@ -44,12 +61,14 @@ package enum HTTPError: Error, Equatable, Sendable, CustomStringConvertible {
     case responseTooLarge(url: String, limit: Int)
     /// Connection refused or reset, DNS, TLS, a body cut short: the transport's own words.
     case transport(url: String, reason: String)
+    /// An https request redirected to a URL that is not https, not followed.
+    case insecureRedirect(url: String, location: String)
 
     /// No answer at all: refused, reset, unresolved or timed out.
     package var isUnreachable: Bool {
         switch self {
         case .timedOut, .transport: true
-        case .badURL, .responseTooLarge: false
+        case .badURL, .responseTooLarge, .insecureRedirect: false
         }
     }
 
@@ -59,6 +78,8 @@ package enum HTTPError: Error, Equatable, Sendable, CustomStringConvertible {
         case .timedOut(let url, let after): return "\(url): no complete answer within \(after)"
         case .responseTooLarge(let url, let limit): return "\(url): response larger than \(limit) bytes"
         case .transport(let url, let reason): return "\(url): \(reason)"
+        case .insecureRedirect(let url, let location):
+            return "\(url): redirected to \(location), which is not https: not followed (a download that began over https stays on https)"
         }
     }
 
@@ -67,7 +88,7 @@ package enum HTTPError: Error, Equatable, Sendable, CustomStringConvertible {
     package var isTransient: Bool {
         switch self {
         case .timedOut, .transport: return true
-        case .badURL, .responseTooLarge: return false
+        case .badURL, .responseTooLarge, .insecureRedirect: return false
         }
     }
 }
