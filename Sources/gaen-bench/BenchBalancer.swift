@@ -24,9 +24,14 @@ final class BenchBalancer {
                 timeout connect 2s
                 timeout client 30s
                 timeout server 30s
+                timeout http-request 5s
+                timeout http-keep-alive 30s
                 option forwardfor
             frontend keyserver
                 bind 127.0.0.1:\(port)
+                stick-table type ipv6 size 1m expire 60s store conn_cur
+                tcp-request connection track-sc0 src
+                tcp-request connection reject if { sc0_conn_cur gt 32 }
                 default_backend replicas
             backend replicas
                 balance roundrobin

@@ -88,6 +88,15 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Connections open at once; past it a new one is answered 503 and closed.")
     var maxConnections = 512
 
+    @Option(
+        help:
+            "Connections one client (an IPv4 address, an IPv6 /64) may hold at once; past it its new one is answered 503 and closed. Trusted proxies are not counted."
+    )
+    var maxConnectionsPerClient = 32
+
+    @Option(help: "Seconds a new connection may wait before its first byte.")
+    var firstByteTimeout = 5.0
+
     @Option(help: "Seconds a kept-alive connection may wait for its next request.")
     var idleTimeout = 30.0
 
@@ -113,6 +122,8 @@ struct Serve: AsyncParsableCommand {
         try checkOption(failedAttemptsPer48, in: RateLimit.tokenRange, "--failed-attempts-per-48", unit: "attempts")
         try checkOption(failedAttemptsServerWide, in: RateLimit.tokenRange, "--failed-attempts-server-wide", unit: "attempts")
         try checkOption(maxConnections, in: Self.connectionRange, "--max-connections", unit: "connections")
+        try checkOption(maxConnectionsPerClient, in: Self.connectionRange, "--max-connections-per-client", unit: "connections")
+        try checkOption(firstByteTimeout, in: Self.timeoutRange, "--first-byte-timeout", unit: "seconds")
         try checkOption(idleTimeout, in: Self.timeoutRange, "--idle-timeout", unit: "seconds")
         try checkOption(requestTimeout, in: Self.timeoutRange, "--request-timeout", unit: "seconds")
         try checkOption(writeTimeout, in: Self.timeoutRange, "--write-timeout", unit: "seconds")
@@ -139,6 +150,8 @@ struct Serve: AsyncParsableCommand {
     var httpLimits: HTTPLimits {
         var limits = HTTPLimits()
         limits.connections = maxConnections
+        limits.connectionsPerClient = maxConnectionsPerClient
+        limits.firstByteTimeout = firstByteTimeout
         limits.idleTimeout = idleTimeout
         limits.requestTimeout = requestTimeout
         limits.writeTimeout = writeTimeout

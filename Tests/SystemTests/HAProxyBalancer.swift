@@ -9,8 +9,9 @@ import Testing
 /// HAProxy from Debian in front of key-server replicas on loopback, as a region deploys them:
 /// round robin per request, `X-Forwarded-For` appended (`option forwardfor`), connections to the
 /// replicas from 127.0.0.2 (their `--trusted-proxy`), a TCP check every 200 ms that takes a dead
-/// replica out, and a request that finds one dead sent to another (`option redispatch`). Ended by
-/// its PID when released.
+/// replica out, and a request that finds one dead sent to another (`option redispatch`); a request
+/// head must arrive within 5 s and one source holds at most 32 connections (issue 47), as
+/// docs/keyserver.md configures it. Ended by its PID when released.
 final class HAProxyBalancer {
     /// GAEND_HAPROXY when set (make check sets it, so a missing HAProxy fails instead of
     /// skipping), else Debian's when installed.
@@ -38,11 +39,16 @@ final class HAProxyBalancer {
                 timeout connect 2s
                 timeout client 30s
                 timeout server 30s
+                timeout http-request 5s
+                timeout http-keep-alive 30s
                 retries 3
                 option redispatch
                 option forwardfor
             frontend keyserver
                 bind 127.0.0.1:\(port)
+                stick-table type ipv6 size 1m expire 60s store conn_cur
+                tcp-request connection track-sc0 src
+                tcp-request connection reject if { sc0_conn_cur gt 32 }
                 default_backend replicas
             backend replicas
                 balance roundrobin

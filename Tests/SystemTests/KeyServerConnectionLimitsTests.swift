@@ -27,7 +27,7 @@ struct KeyServerConnectionLimitsTests {
 
     /// A connection that sends nothing, or nothing after its response, is closed without a word.
     @Test func anIdleConnectionIsClosed() throws {
-        try KeyServerNetworkBoundsTests.withServer(["--idle-timeout", "1"]) { port in
+        try KeyServerNetworkBoundsTests.withServer(["--idle-timeout", "1", "--first-byte-timeout", "1"]) { port in
             let silent = try Client(port: port)
             let (nothing, closed) = silent.readToEnd()
             #expect(nothing.isEmpty)
@@ -38,6 +38,43 @@ struct KeyServerConnectionLimitsTests {
             #expect(text.hasPrefix("HTTP/1.1 200 ") && text.contains("Connection: keep-alive\r\n"))
             #expect(text.components(separatedBy: "HTTP/1.1 ").count == 2)
             #expect(keptClosed)
+        }
+    }
+
+    /// Issue 47: a new connection that sends nothing is closed at the first-byte timeout, sooner
+    /// than a kept-alive one that has been served, which may wait the idle timeout.
+    @Test func aSilentNewConnectionIsClosedAtTheFirstByteTimeout() throws {
+        try KeyServerNetworkBoundsTests.withServer(["--first-byte-timeout", "1", "--idle-timeout", "60"]) { port in
+            let silent = try Client(port: port)
+            let started = ContinuousClock.now
+            let (nothing, closed) = silent.readToEnd()
+            #expect(nothing.isEmpty && closed)
+            #expect(ContinuousClock.now - started < .seconds(4))
+            let kept = try Client(port: port)
+            kept.send("GET /configuration.json HTTP/1.1\r\nHost: x\r\n\r\n")
+            // Served, then kept open past the first-byte timeout: the client's own 5 s read ends it.
+            let (text, keptClosed) = kept.readToEnd()
+            #expect(text.hasPrefix("HTTP/1.1 200 "))
+            #expect(!keptClosed)
+        }
+    }
+
+    /// Issue 47: one client (an address) holds at most --max-connections-per-client; its next
+    /// connection gets 503 and is closed, while another address is served.
+    @Test func oneClientPastItsOwnCapIsRefusedAndOthersServed() throws {
+        try KeyServerNetworkBoundsTests.withServer(["--max-connections-per-client", "3", "--first-byte-timeout", "60"]) { port in
+            let held = try (0..<3).map { _ in try Client(port: port, source: "127.0.0.2") }
+            for client in held { client.send("GET /configuration.json HTTP/1.1\r\nHost: x\r\n") }
+            held[0].send("\r\n")
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            #expect(recv(held[0].fd, &buffer, buffer.count, 0) > 0)
+            let refused = try Client(port: port, source: "127.0.0.2")
+            let (text, closed) = refused.readToEnd()
+            #expect(text.hasPrefix("HTTP/1.1 503 "), "\(text)")
+            #expect(closed)
+            let other = try Client(port: port, source: "127.0.0.3")
+            other.send("GET /configuration.json HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            #expect(other.readToEnd().text.hasPrefix("HTTP/1.1 200 "))
         }
     }
 

@@ -16,7 +16,9 @@ struct KeyServerNetworkBoundsTests {
     final class Client {
         let fd: Int32
 
-        init(port: Int, host: String = "127.0.0.1") throws {
+        /// `source`: the local IPv4 address to connect from (127.0.0.0/8 is all loopback), so that
+        /// a test can be several clients.
+        init(port: Int, host: String = "127.0.0.1", source: String? = nil) throws {
             let six = host.contains(":")
             fd = socket(six ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             var timeout = timeval(tv_sec: 5, tv_usec: 0)
@@ -32,6 +34,18 @@ struct KeyServerNetworkBoundsTests {
                     $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
                 }
             } else {
+                if let source {
+                    var local = sockaddr_in()
+                    local.sin_family = sa_family_t(AF_INET)
+                    local.sin_addr.s_addr = inet_addr(source)
+                    let bound = withUnsafePointer(to: &local) {
+                        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                    }
+                    guard bound == 0 else {
+                        close(fd)
+                        throw POSIXError(.EADDRNOTAVAIL)
+                    }
+                }
                 var address = sockaddr_in()
                 address.sin_family = sa_family_t(AF_INET)
                 address.sin_port = in_port_t(UInt16(port).bigEndian)

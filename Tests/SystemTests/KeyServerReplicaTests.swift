@@ -118,6 +118,31 @@ struct KeyServerReplicaTests {
         }
     }
 
+    /// Issue 47, through the balancer as docs/keyserver.md configures it: one address opening 1,000
+    /// silent sockets keeps at most 32 of them (the rest are rejected at once), and another
+    /// address is served meanwhile.
+    @Test func oneAddressHoldingSocketsLeavesTheBalancerToOthers() async throws {
+        let region = try Region()
+        var limit = rlimit()
+        if getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max {
+            limit.rlim_cur = limit.rlim_max
+            _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        }
+        let held = try (0..<1000).map { _ in try KeyServerNetworkBoundsTests.Client(port: region.balancer.port, source: "127.0.0.21") }
+        let honest = try KeyServerNetworkBoundsTests.Client(port: region.balancer.port, source: "127.0.0.22")
+        honest.send("GET /configuration.json HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        // A replica's own answer (this region serves no configuration), not the balancer's 503.
+        let answer = honest.readToEnd().text
+        #expect(answer.hasPrefix("HTTP/1.1 404 ") && answer.contains("no exposure configuration is configured"), "\(answer)")
+        // The rejected ones are closed at once; those kept wait for their head.
+        var open = 0
+        for client in held {
+            var probe = pollfd(fd: client.fd, events: Int16(POLLIN), revents: 0)
+            if poll(&probe, 1, 0) == 0 { open += 1 }
+        }
+        #expect(open <= 32, "\(open) of 1,000 still open")
+    }
+
     @Test func threeReplicasBehindHAProxyShareCodesPublishesBudgetsAndExports() async throws {
         let region = try Region()
         let database = try PostgreSQLConnection(region.url)

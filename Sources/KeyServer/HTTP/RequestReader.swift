@@ -23,6 +23,12 @@ package struct HTTPLimits: Sendable {
     package var body = PublishRequest.maximumBodyBytes
     /// Connections open at once: past it the new one is answered 503 and closed.
     package var connections = 512
+    /// Connections one client (an IPv4 address, an IPv6 /64, as the rate limits count) may hold
+    /// at once: past it its new one is answered 503 and closed, so that one address cannot take
+    /// every connection (issue 47). Trusted proxies are not counted: theirs carry many clients.
+    package var connectionsPerClient = 32
+    /// Seconds a new connection may wait before its first request's first byte.
+    package var firstByteTimeout: Double = 5
     /// Seconds a kept-alive connection may wait for its next request's first byte.
     package var idleTimeout: Double = 30
     /// Seconds from a request's first byte to the end of its body (slow senders).

@@ -22,6 +22,9 @@ struct KeyServerAttackBench: AsyncParsableCommand {
     @Option(help: "Slow clients held open at once.")
     var slowClients = 200
 
+    @Option(help: "Silent sockets one address opens at once (all but the per-client cap refused).")
+    var heldSockets = 1000
+
     @Option(help: "Wrong codes sent by one client.")
     var wrongCodes = 1000
 
@@ -44,7 +47,9 @@ struct KeyServerAttackBench: AsyncParsableCommand {
         let normal = NormalClient(port: port)
         let running = Task { await normal.run() }
         let api = APIAttacks(port: port, verificationKey: verificationKey)
-        let (slowClients, wrongCodes, failureBudget, requestTimeout) = (slowClients, wrongCodes, failedAttemptsPerHour, requestTimeout)
+        let (slowClients, wrongCodes, failureBudget, requestTimeout, heldSockets) = (
+            slowClients, wrongCodes, failedAttemptsPerHour, requestTimeout, heldSockets
+        )
         let clock = ContinuousClock()
         let started = clock.now
         async let slow = onThread { RawAttacks.slowClients(port: port, count: slowClients, requestTimeout: requestTimeout) }
@@ -53,9 +58,10 @@ struct KeyServerAttackBench: AsyncParsableCommand {
         async let head = onThread { RawAttacks.hugeHead(port: port) }
         async let smuggled = onThread { RawAttacks.smuggled(port: port) }
         async let paths = onThread { RawAttacks.paths(port: port) }
+        async let held = onThread { RawAttacks.heldSockets(port: port, count: heldSockets) }
         async let guesses = onThread { api.wrongCodes(count: wrongCodes, failureBudget: failureBudget) }
         let forged = try await api.certificates()
-        let outcomes = await [declared, chunked, head, smuggled, paths, guesses] + forged + [slow]
+        let outcomes = await [declared, chunked, head, smuggled, paths, guesses] + forged + [slow, held]
         let attackSeconds = Figures.seconds(clock.now - started)
         normal.stop()
         await running.value

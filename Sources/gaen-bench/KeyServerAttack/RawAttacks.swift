@@ -2,6 +2,7 @@
 
 import Foundation
 import Glibc
+import KeyServer
 
 /// The attacks on the HTTP layer: oversized bodies and heads, smuggling, slow clients, paths out
 /// of the export directory. Each from its own loopback address.
@@ -52,8 +53,9 @@ enum RawAttacks {
         return outcome
     }
 
-    /// `count` clients that send a head a byte a second and never finish: each is answered 408
-    /// when the request timeout passes, and closed.
+    /// `count` clients from one address that send a head a byte a second and never finish: the
+    /// server holds as many as it lets one client hold, each answered 408 when the request timeout
+    /// passes, and refuses the rest at once (503).
     static func slowClients(port: Int, count: Int, requestTimeout: Double) -> AttackOutcome {
         let name = "\(count) slow clients"
         var connections = [RawConnection]()
@@ -76,8 +78,50 @@ enum RawAttacks {
                 }
             }
         }
-        var outcome = AttackOutcome(name, statuses: statuses.map { $0 ?? 0 }, expected: [408])
+        var outcome = AttackOutcome(name, statuses: statuses.map { $0 ?? 0 }, expected: [408, 503])
         outcome.checks["all \(count) connected"] = connections.count == count
+        let perClient = HTTPLimits().connectionsPerClient
+        outcome.checks["at most \(perClient) held"] = statuses.count { $0 == 408 } <= perClient
+        return outcome
+    }
+
+    /// One address opens `count` connections and sends nothing (issue 47: 512 such took the server
+    /// off the air, for everyone): past the per-client cap each is refused at once (503), the
+    /// ones held are closed without an answer at the first-byte timeout, and meanwhile a client
+    /// of another address is served.
+    static func heldSockets(port: Int, count: Int) -> AttackOutcome {
+        let name = "\(count) silent sockets from one address"
+        // As many descriptors as the hard limit allows: the soft one is often 1,024.
+        var limit = rlimit()
+        if getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max {
+            limit.rlim_cur = limit.rlim_max
+            _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        }
+        var connections = [RawConnection]()
+        for _ in 0..<count {
+            guard let connection = try? RawConnection(to: port, from: "127.0.0.19", timeout: 1) else { break }
+            connections.append(connection)
+        }
+        var served = false
+        if let honest = try? RawConnection(to: port, from: "127.0.0.20") {
+            honest.send("GET /configuration.json HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            served = honest.readResponse()?.status == 200
+        }
+        // Each held socket's answer: a 503 at once, or nothing when the server closes it.
+        var statuses = [Int?](repeating: nil, count: connections.count)
+        let deadline = Date().addingTimeInterval(HTTPLimits().firstByteTimeout + 15)
+        while Date() < deadline, statuses.contains(where: { $0 == nil }) {
+            var fds = connections.indices.filter { statuses[$0] == nil }.map { pollfd(fd: connections[$0].fd, events: Int16(POLLIN), revents: 0) }
+            _ = poll(&fds, nfds_t(fds.count), 1000)
+            for entry in fds where entry.revents != 0 {
+                guard let index = connections.firstIndex(where: { $0.fd == entry.fd }) else { continue }
+                statuses[index] = connections[index].readResponse()?.status ?? 0
+            }
+        }
+        var outcome = AttackOutcome(name, statuses: statuses.map { $0 ?? -1 }, expected: [0, 503])
+        outcome.checks["all \(count) connected"] = connections.count == count
+        outcome.checks["another address served meanwhile"] = served
+        outcome.checks["at most \(HTTPLimits().connectionsPerClient) held"] = statuses.count { $0 == 0 } <= HTTPLimits().connectionsPerClient
         return outcome
     }
 

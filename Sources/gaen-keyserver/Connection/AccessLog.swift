@@ -21,8 +21,8 @@ struct AccessLog: Sendable {
 
     func write(_ line: Line) { logger.info("\(Self.format(line))") }
 
-    func refusedConnection(from client: ClientAddress) {
-        logger.notice("\(client.text) refused: too many connections open (503)")
+    func refusedConnection(from client: ClientAddress, reason: String) {
+        logger.notice("\(client.text) refused: \(reason) (503)")
     }
 
     /// `127.0.0.1 "POST /api/verify" 400 211 1.3ms`

@@ -22,7 +22,33 @@ final class BoundedHTTPServer: Sendable {
     let handler: Handler
     /// One line per request, or nil for none (`--no-access-log`).
     let accessLog: AccessLog?
-    private let open = Mutex(0)
+    private let open = Mutex(OpenConnections())
+
+    /// The connections being served, in all and by client.
+    private struct OpenConnections {
+        var total = 0
+        var byClient: [String: Int] = [:]
+
+        /// Admits a connection of `client` (nil: a trusted proxy's, not counted by client), or
+        /// says which cap refuses it.
+        mutating func admit(_ client: String?, limits: HTTPLimits) -> String? {
+            guard total < limits.connections else { return "too many connections open" }
+            if let client {
+                guard byClient[client, default: 0] < limits.connectionsPerClient else { return "too many connections from this client" }
+                byClient[client, default: 0] += 1
+            }
+            total += 1
+            return nil
+        }
+
+        mutating func release(_ client: String?) {
+            total -= 1
+            if let client {
+                let left = byClient[client, default: 1] - 1
+                byClient[client] = left > 0 ? left : nil
+            }
+        }
+    }
 
     init(
         limits: HTTPLimits, trustedProxies: TrustedProxies = TrustedProxies(), pool: some AsyncSocketPool, accessLog: AccessLog? = nil,
@@ -58,19 +84,16 @@ final class BoundedHTTPServer: Sendable {
             group.addTask {
                 try await withThrowingDiscardingTaskGroup { connections in
                     for try await client in listener.sockets {
-                        let admitted = self.open.withLock { count in
-                            guard count < self.limits.connections else { return false }
-                            count += 1
-                            return true
-                        }
-                        guard admitted else {
+                        let peer = ClientAddress(peerOf: client.socket)
+                        let counted = self.isTrustedProxy(peer) ? nil : peer.limitKey
+                        if let refusal = self.open.withLock({ $0.admit(counted, limits: self.limits) }) {
                             Self.refuseAtOnce(client.socket)
-                            self.accessLog?.refusedConnection(from: ClientAddress(peerOf: client.socket))
+                            self.accessLog?.refusedConnection(from: peer, reason: refusal)
                             continue
                         }
                         connections.addTask {
-                            await self.serve(client)
-                            self.open.withLock { $0 -= 1 }
+                            await self.serve(client, peer: peer)
+                            self.open.withLock { $0.release(counted) }
                         }
                     }
                 }
@@ -87,9 +110,13 @@ final class BoundedHTTPServer: Sendable {
         try? socket.close()
     }
 
-    private func serve(_ client: AsyncSocket) async {
+    private func isTrustedProxy(_ peer: ClientAddress) -> Bool {
+        guard !trustedProxies.isEmpty, let address = IPAddress(peer.text) else { return false }
+        return trustedProxies.contains(address)
+    }
+
+    private func serve(_ client: AsyncSocket, peer: ClientAddress) async {
         let fd = client.socket.file.rawValue
-        let peer = ClientAddress(peerOf: client.socket)
         let watchdog = Watchdog(fd: fd)
         let watching = Task { await watchdog.watch() }
         defer {
@@ -97,8 +124,12 @@ final class BoundedHTTPServer: Sendable {
             watchdog.close { try? client.close() }
         }
         var reader = RequestReader(source: SocketSource(socket: client), limits: limits)
+        // A new connection must start its request soon: one that sends nothing holds a connection
+        // of the cap for the first-byte timeout, not for the idle one of a kept-alive client.
+        var waitSeconds = limits.firstByteTimeout
         while true {
-            watchdog.arm(seconds: limits.idleTimeout)
+            watchdog.arm(seconds: waitSeconds)
+            waitSeconds = limits.idleTimeout
             guard (try? await reader.waitForRequest()) == true else { return }
             let started = ContinuousClock.now
             // A request that is not in by its deadline is answered 408: only reading stops.
