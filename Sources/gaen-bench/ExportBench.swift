@@ -56,7 +56,7 @@ struct ExportBench: AsyncParsableCommand {
             ] + (database.map { ["--database", $0] } ?? [])
         let export = try ChildRun(serverPath, arguments)
         guard export.status == 0 else { throw ValidationError("gaen-keyserver export failed (\(export.status)): \(export.output)") }
-        let names = export.output.split(separator: "\n").compactMap { $0.hasPrefix("wrote ") ? String($0.dropFirst(6)) : nil }
+        let names = KeyServerBench.writtenFiles(export.output)
         let policy = SignaturePolicy(trustedKeys: [try VerificationKey(keyID: "310", keyVersion: "v1", pem: signing.publicKeyPEM)])
         var exported = 0
         for name in names {

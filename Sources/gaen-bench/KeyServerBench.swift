@@ -106,12 +106,11 @@ struct KeyServerBench: AsyncParsableCommand {
         let exported = try Self.runTool(
             serverPath, ["export", "--data-dir", data, "--export-key", work + "/export.pem", "--region", "XB", "--directory", data + "/exports"] + storage)
         let exportSeconds = Figures.seconds(ContinuousClock.now - exportClock)
-        guard let name = exported.split(separator: " ").dropFirst().first.map(String.init) else {
-            throw ValidationError("the export wrote nothing: \(exported)")
-        }
-        let size = (try? FileManager.default.attributesOfItem(atPath: "\(data)/exports/\(name)")[.size] as? Int) ?? 0
+        let names = Self.writtenFiles(exported)
+        guard let name = names.first else { throw ValidationError("the export wrote nothing: \(exported)") }
+        let size = names.reduce(0) { $0 + ((try? FileManager.default.attributesOfItem(atPath: "\(data)/exports/\($1)")[.size] as? Int) ?? 0) }
         print(
-            "export of \(Figures.grouped(Double(stored))) keys: \(name), \(Figures.decimals(Double(size) / 1_048_576, 2)) MiB, "
+            "export of \(Figures.grouped(Double(stored))) keys: \(names.joined(separator: ", ")), \(Figures.decimals(Double(size) / 1_048_576, 2)) MiB, "
                 + "written in \(Figures.decimals(exportSeconds, 1)) s (gaen-keyserver export, a third process)")
 
         _ = try await Self.timed("download index.txt", count: indexDownloads, concurrency: concurrency, limit: limit, servers: pids) { _ in
@@ -265,6 +264,11 @@ struct KeyServerBench: AsyncParsableCommand {
     }
 
     @discardableResult
+    /// The files `gaen-keyserver export` says it wrote, a "wrote NAME" line each, in order.
+    static func writtenFiles(_ output: String) -> [String] {
+        output.split(separator: "\n").compactMap { $0.hasPrefix("wrote ") ? String($0.dropFirst(6)) : nil }
+    }
+
     static func runTool(_ path: String, _ arguments: [String]) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)

@@ -7,7 +7,10 @@ import Logging
 import Testing
 import GaendConfiguration
 
-@Suite(.ownThreads) struct HCIControllerTests {
+// The time limit: a command that never reaches the scripted controller would otherwise wait for
+// the 3,600 s command timeout of `aVanishedControllerFailsThePendingCommand` (it hung a sanitizer
+// run once), and a failure names the test where a hang names nothing.
+@Suite(.ownThreads, .timeLimit(.minutes(3))) struct HCIControllerTests {
     let quiet = Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() })
     /// For tests whose controller answers: the 2 s default is a real-time limit, and a machine
     /// busy with sanitizers let the scripted answers come later than that. The timeout itself is

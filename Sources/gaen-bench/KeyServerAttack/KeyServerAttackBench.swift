@@ -83,8 +83,9 @@ struct KeyServerAttackBench: AsyncParsableCommand {
             server.path,
             ["export", "--data-dir", server.data, "--export-key", server.work + "/export.pem", "--region", "XB", "--directory", server.data + "/exports"])
         var stored = 0
-        if let name = exported.split(separator: " ").dropFirst().first, let zip = FileManager.default.contents(atPath: "\(server.data)/exports/\(name)") {
-            stored = try JudgedKeyFile(zip: Array(zip), policy: SignaturePolicy(trustedKeys: [])).check().keys
+        for name in KeyServerBench.writtenFiles(exported) {
+            guard let zip = FileManager.default.contents(atPath: "\(server.data)/exports/\(name)") else { continue }
+            stored += try JudgedKeyFile(zip: Array(zip), policy: SignaturePolicy(trustedKeys: [])).check().keys
         }
         let storedRight = stored == normal.shares * 30
         print("\(storedRight ? "ok  " : "FAIL") stored: \(stored) keys, the normal client's \(normal.shares * 30) and none of the attacks'")
