@@ -219,18 +219,7 @@ package struct DetectionPipeline: Sendable {
         } catch {
             throw .keyFile(name: name, error)
         }
-        func nextRound() throws(DetectionError) -> [DiagnosisKey] {
-            var round = [DiagnosisKey]()
-            round.reserveCapacity(keysPerRound)
-            do {
-                while round.count < keysPerRound, let key = try keys.next() {
-                    if !stored.hasResult(for: key.key.keyData) { round.append(key) }
-                }
-            } catch {
-                throw .keyFile(name: name, error)
-            }
-            return round
-        }
+        func nextRound() throws(DetectionError) -> [DiagnosisKey] { try self.round(of: keys, name: name) { !stored.hasResult(for: $0.key.keyData) } }
         var round = try nextRound()
         while !round.isEmpty {
             // The next round is decoded on this task while the matching tasks collect this one:
@@ -254,6 +243,20 @@ package struct DetectionPipeline: Sendable {
             }
             round = next
         }
+    }
+
+    /// The next `keysPerRound` keys of a file that `keeping` keeps (an empty round: the file is done).
+    func round(of keys: KeyStream, name: String, keeping: (DiagnosisKey) -> Bool = { _ in true }) throws(DetectionError) -> [DiagnosisKey] {
+        var round = [DiagnosisKey]()
+        round.reserveCapacity(keysPerRound)
+        do {
+            while round.count < keysPerRound, let key = try keys.next() {
+                if keeping(key) { round.append(key) }
+            }
+        } catch {
+            throw .keyFile(name: name, error)
+        }
+        return round
     }
 
     /// The bytes one matching index may take (`MatchingPartitions`).
@@ -280,16 +283,7 @@ package struct DetectionPipeline: Sendable {
             throw .keyFile(name: name, error)
         }
         var storedInThisFile = Set<Bytes16>()
-        func nextRound() throws(DetectionError) -> [DiagnosisKey] {
-            var round = [DiagnosisKey]()
-            round.reserveCapacity(keysPerRound)
-            do {
-                while round.count < keysPerRound, let key = try keys.next() { round.append(key) }
-            } catch {
-                throw .keyFile(name: name, error)
-            }
-            return round
-        }
+        func nextRound() throws(DetectionError) -> [DiagnosisKey] { try self.round(of: keys, name: name) }
         var round = try nextRound()
         while !round.isEmpty {
             // Which keys have a result is decided here, after the previous round was stored.

@@ -102,7 +102,11 @@ struct Export: AsyncParsableCommand {
         let worker = ExportWorker(store: store, signingKey: try export.signingKey(), settings: try export.settings(directory: directory))
         let run = try await worker.run(now: SystemClockTime.now)
         for name in run.files { print("wrote \(name)") }
-        if run.files.isEmpty { print("nothing to export") }
+        if run.exportingElsewhere {
+            print("another replica holds the export lock and is exporting now: this one wrote nothing")
+        } else if run.files.isEmpty {
+            print("nothing to export")
+        }
     }
 }
 

@@ -36,6 +36,6 @@ struct OneFileExport: Sendable {
             try session.store(file: file, bytes: bytes)
             held.withLock { $0 = batch }
         }
-        return (names.first, held.withLock { $0 })
+        return (names?.first, held.withLock { $0 })
     }
 }

@@ -58,10 +58,12 @@ package struct ExportWorker: Sendable {
         self.settings = settings
     }
 
-    /// What a run did: the files it wrote (none when nothing waited, or another replica was
-    /// exporting at that moment), and how it read the keys.
+    /// What a run did: the files it wrote (none when nothing waited, or when another replica held
+    /// the export lock, which `exportingElsewhere` tells), and how it read the keys.
     package struct Run: Sendable {
         package var files: [String] = []
+        /// Another replica was exporting: this run could not tell whether keys waited.
+        package var exportingElsewhere = false
         /// Keys and revisions written, padding included.
         package var keys = 0
         /// Reads of the database, and the most keys one returned: all the keys a run holds at once.
@@ -81,8 +83,9 @@ package struct ExportWorker: Sendable {
             result.withLock { $0 = Run(files: session.names, keys: keys, reads: session.reads, largestRead: session.largestRead) }
         }
         let expired = try await store.deleteBefore(now.adding(seconds: -settings.retentionDays * 86_400))
-        var run = files.isEmpty ? Run() : result.withLock { $0 }
-        run.files = files
+        var run = files?.isEmpty == false ? result.withLock { $0 } : Run()
+        run.files = files ?? []
+        run.exportingElsewhere = files == nil
         guard let directory = settings.directory else { return run }
         for name in expired { try? AtomicFile.remove(directory + "/" + name) }
         let names = try await store.batches().map(\.name)
@@ -105,7 +108,8 @@ package struct ExportWorker: Sendable {
         var revisions = PagedKeys { after throws(DatabaseError) in try session.revisions(after: after) }
         var written = 0
         for number in 1...max(1, fileCount) {
-            let name = "\(settings.root)/\(session.start.seconds)-\(now.seconds)-\(Self.fileNumber(number)).zip"
+            // Five digits, as the reference's `%05d`.
+            let name = "\(settings.root)/\(session.start.seconds)-\(now.seconds)-\(String(format: "%05d", number)).zip"
             let path = settings.directory.map { $0 + "/" + name } ?? FileManager.default.temporaryDirectory.path + "/gaen-export-\(UUID().uuidString).zip"
             defer { if settings.directory == nil { try? AtomicFile.remove(path) } }
             // Keys published after the count wait for the next run: no file holds more than planned.
@@ -117,27 +121,24 @@ package struct ExportWorker: Sendable {
             let stream = try KeyFileStream(
                 writer: KeyFileWriter(signingKey: signingKey, keyID: settings.keyID, keyVersion: settings.keyVersion), header: header, path: path)
             var marked = [KeyStore.StoredKey]()
+            /// Marks what was written, 5,000 keys a statement or what is left at the end.
+            func mark(revisions: Bool, atLeast: Int) throws(DatabaseError) {
+                guard marked.count >= atLeast else { return }
+                try session.mark(marked, revisions: revisions, file: file)
+                marked.removeAll(keepingCapacity: true)
+            }
             while stream.count < planned, let (key, stored) = try keys.next() {
                 try stream.append(key: Self.diagnosisKey(key))
-                if stored {
-                    marked.append(key)
-                    if marked.count >= 5000 {
-                        try session.mark(marked, revisions: false, file: file)
-                        marked.removeAll(keepingCapacity: true)
-                    }
-                }
+                if stored { marked.append(key) }
+                try mark(revisions: false, atLeast: 5000)
             }
-            try session.mark(marked, revisions: false, file: file)
-            marked.removeAll(keepingCapacity: true)
+            try mark(revisions: false, atLeast: 1)
             while stream.count < planned, let key = try revisions.next() {
                 try stream.append(revised: Self.diagnosisKey(key))
                 marked.append(key)
-                if marked.count >= 5000 {
-                    try session.mark(marked, revisions: true, file: file)
-                    marked.removeAll(keepingCapacity: true)
-                }
+                try mark(revisions: true, atLeast: 5000)
             }
-            try session.mark(marked, revisions: true, file: file)
+            try mark(revisions: true, atLeast: 1)
             written += stream.count
             try stream.finish()
             guard let data = FileManager.default.contents(atPath: path) else {
@@ -148,12 +149,6 @@ package struct ExportWorker: Sendable {
             if written >= total || stream.count < planned { break }
         }
         return written
-    }
-
-    /// A file's number in its name: five digits, as the reference's `%05d`.
-    static func fileNumber(_ number: Int) -> String {
-        let digits = String(number)
-        return String(repeating: "0", count: max(0, 5 - digits.count)) + digits
     }
 
     static func diagnosisKey(_ stored: KeyStore.StoredKey) -> DiagnosisKey {

@@ -19,16 +19,6 @@ extension KeyStore {
         }
     }
 
-    /// A signed file an export made: its name under the exports and its bytes.
-    package struct ExportedFile: Sendable {
-        package var name: String
-        package var bytes: [UInt8]
-        package init(name: String, bytes: [UInt8]) {
-            self.name = name
-            self.bytes = bytes
-        }
-    }
-
     /// One read of waiting keys: those a file can carry, and where the next read starts (nil
     /// when this was the last).
     package struct ExportPage: Sendable {
@@ -163,10 +153,11 @@ extension KeyStore {
     /// `write` runs again if the transaction loses a race with another session (PostgreSQL), so it
     /// must replace any file it wrote the first time, which it does when a name depends only on
     /// the batch's span and the file's number.
-    /// - Returns: the names of the files `write` began, none when nothing was exported.
-    package func exportBatch(now: UnixTime, page: Int = exportPage, write: @Sendable (ExportSession) throws -> Void) throws -> [String] {
-        try database.transaction { () throws -> [String] in
-            guard try database.lock(.export, wait: false) else { return [] }
+    /// - Returns: the names of the files `write` began, none when nothing waited; nil when another
+    ///   session held the export lock.
+    package func exportBatch(now: UnixTime, page: Int = exportPage, write: @Sendable (ExportSession) throws -> Void) throws -> [String]? {
+        try database.transaction { () throws -> [String]? in
+            guard try database.lock(.export, wait: false) else { return nil }
             let session = try ExportSession(database: database, now: now, page: max(1, page))
             guard session.pendingKeys + session.pendingRevisions > 0 else { return [] }
             try write(session)
